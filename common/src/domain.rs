@@ -1,0 +1,182 @@
+//! The vocabulary of the API (`API.md`): enums that serialise to the exact strings clients see.
+//! Parsing an unknown value is an error, so invalid input never reaches the core.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Declares a string enum with its wire names, `as_str`, `FromStr` and `Display`.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $wire:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $wire)] $variant),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The wire name of this value.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $wire),+ }
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($wire => Ok($name::$variant),)+
+                    _ => Err(UnknownValue { kind: stringify!($name), value: s.chars().take(64).collect() }),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+    };
+}
+
+/// A string that is not one of an enum's wire names.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown {kind} value `{value}`")]
+pub struct UnknownValue {
+    pub kind: &'static str,
+    pub value: String,
+}
+
+wire_enum!(
+    /// The nature of a document: identity or administrative.
+    DocumentCategory { Identite => "identite", Administratif => "administratif" }
+);
+
+wire_enum!(
+    /// The engine's technical finding; never changed after it is recorded.
+    Verdict {
+        Conforme => "conforme",
+        SansAnomalie => "sans_anomalie",
+        NonConforme => "non_conforme",
+        Suspect => "suspect",
+        AnalyseImpossible => "analyse_impossible",
+    }
+);
+
+wire_enum!(
+    /// The workflow's decision from the verdict and the client's rules.
+    Decision { Conforme => "conforme", AVerifier => "a_verifier", Refuse => "refuse" }
+);
+
+wire_enum!(
+    /// Outcome of a human review.
+    ReviewStatus { Pending => "pending", Accepted => "accepted", Rejected => "rejected" }
+);
+
+wire_enum!(
+    /// Life cycle of a batch.
+    BatchStatus {
+        Open => "open",
+        InProgress => "in_progress",
+        Ended => "ended",
+        Canceled => "canceled",
+        Expired => "expired",
+    }
+);
+
+wire_enum!(
+    /// Life cycle of one deposited document.
+    ItemStatus {
+        Uploading => "uploading",
+        Pending => "pending",
+        Processing => "processing",
+        Succeeded => "succeeded",
+        Errored => "errored",
+        Canceled => "canceled",
+        Expired => "expired",
+    }
+);
+
+impl ItemStatus {
+    /// A terminal state is final: the first one recorded wins.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Succeeded | Self::Errored | Self::Canceled | Self::Expired)
+    }
+}
+
+wire_enum!(
+    /// Why a document ended `errored`.
+    ItemError {
+        IaDesactivee => "ia_desactivee",
+        UnreadableDocument => "unreadable_document",
+        UnsupportedDocument => "unsupported_document",
+        EngineFailure => "engine_failure",
+    }
+);
+
+wire_enum!(
+    /// How much an anomaly weighs on the verdict.
+    Severity { Info => "info", Warning => "warning", Reject => "reject" }
+);
+
+wire_enum!(
+    /// Life cycle of a verification session (journey).
+    VerificationStatus {
+        Created => "created",
+        Started => "started",
+        Submitted => "submitted",
+        Completed => "completed",
+        Expired => "expired",
+    }
+);
+
+wire_enum!(
+    /// The images a consultation may keep.
+    ImageSide { Recto => "recto", Verso => "verso", Selfie => "selfie" }
+);
+
+wire_enum!(
+    /// The licence of a company; API keys require `group`.
+    Licence { Standard => "standard", Group => "group" }
+);
+
+/// One point of attention found by the analysis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anomaly {
+    pub code: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// What the analysis says of a 2D-Doc seal (`twoDDoc` of a consultation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TwoDDoc {
+    pub present: bool,
+    pub trusted: bool,
+    pub signature_verified: bool,
+    pub signature_status: String,
+    pub data_matches: bool,
+    pub read_status: String,
+    pub read_status_message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_round_trip() {
+        for v in Verdict::ALL {
+            assert_eq!(v.as_str().parse::<Verdict>().unwrap(), *v);
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
+        assert_eq!(Decision::AVerifier.as_str(), "a_verifier");
+        assert!("CONFORME".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn terminal_states() {
+        assert!(ItemStatus::Succeeded.is_terminal());
+        assert!(!ItemStatus::Processing.is_terminal());
+    }
+}
