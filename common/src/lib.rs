@@ -1,1 +1,15 @@
-//! common
+//! Shared core of Sceau: the domain vocabulary, identifiers, configuration, the SQLite store,
+//! encryption, the queue and deadline traits with their backends, and telemetry.
+pub mod analysis;
+pub mod blobs;
+pub mod config;
+pub mod crypto;
+pub mod document;
+pub mod domain;
+pub mod ids;
+pub mod messages;
+pub mod postal;
+pub mod queue;
+pub mod store;
+pub mod telemetry;
+pub mod time;

@@ -1,1 +1,2 @@
-//! worker
+//! Workers: take analysis jobs off the queue, run the engine, report results.
+pub mod analysis;

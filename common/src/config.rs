@@ -1,0 +1,235 @@
+//! Configuration: embedded defaults, then `sceau.toml` in the working directory if present, then
+//! `SCEAU_*` environment variables (flags of the binary override these last). Invalid values fail
+//! at start with one clear line.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// Everything a role needs to start.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Database, blobs and master key live here.
+    pub data_dir: PathBuf,
+    pub listen: SocketAddr,
+    /// Base of journey and authenticity links; defaults to `http://<listen>`.
+    pub public_url: Option<String>,
+    pub master_key_file: Option<PathBuf>,
+    /// Concurrent analysis jobs of the embedded worker pool.
+    pub workers: usize,
+    /// Hosts exempt from the SSRF guard and the https rule.
+    pub webhook_allow_hosts: Vec<String>,
+    /// Delays between webhook attempts; `None` keeps the notifier's default schedule.
+    pub retry_schedule: Option<String>,
+    /// Pending file volume allowed per company, in bytes.
+    pub volume_limit_bytes: u64,
+    /// Real-time requests per minute and company.
+    pub realtime_rate_per_minute: u32,
+    /// How often deadlines, outbox and retention are swept.
+    pub sweep_interval: Duration,
+    pub amqp_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub trust_dir: Option<PathBuf>,
+    pub accept_test_ca: bool,
+}
+
+/// The keys `sceau.toml` may set (same names as the variables, lower case, without `SCEAU_`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    data_dir: Option<PathBuf>,
+    listen: Option<String>,
+    public_url: Option<String>,
+    master_key_file: Option<PathBuf>,
+    workers: Option<usize>,
+    webhook_allow_hosts: Option<String>,
+    retry_schedule: Option<String>,
+    volume_limit_bytes: Option<u64>,
+    realtime_rate_per_minute: Option<u32>,
+    sweep_interval_ms: Option<u64>,
+    amqp_url: Option<String>,
+    redis_url: Option<String>,
+    trust_dir: Option<PathBuf>,
+    accept_test_ca: Option<bool>,
+}
+
+pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: None,
+            master_key_file: None,
+            workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            webhook_allow_hosts: Vec::new(),
+            retry_schedule: None,
+            volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
+            realtime_rate_per_minute: 120,
+            sweep_interval: Duration::from_secs(1),
+            amqp_url: None,
+            redis_url: None,
+            trust_dir: None,
+            accept_test_ca: false,
+        }
+    }
+}
+
+fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError> {
+    value.trim().parse().map_err(|_| ConfigError(format!("{name}={value:?} is not a valid value")))
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        _ => Err(ConfigError(format!("{name}={value:?} is not a boolean"))),
+    }
+}
+
+fn split_hosts(s: &str) -> Vec<String> {
+    s.split(',').map(|h| h.trim().to_ascii_lowercase()).filter(|h| !h.is_empty()).collect()
+}
+
+impl Config {
+    /// Defaults, then `./sceau.toml`, then the process environment.
+    pub fn load() -> Result<Self, ConfigError> {
+        let mut config = Self::default();
+        if let Ok(text) = std::fs::read_to_string("sceau.toml") {
+            let file: FileConfig = toml::from_str(&text).map_err(|e| ConfigError(format!("sceau.toml: {e}")))?;
+            config.apply_file(file)?;
+        }
+        config.apply_env(|k| std::env::var(k).ok())?;
+        Ok(config)
+    }
+
+    fn apply_file(&mut self, f: FileConfig) -> Result<(), ConfigError> {
+        let mut set = |k: &str, v: Option<String>| -> Result<(), ConfigError> {
+            match v {
+                Some(v) => self.set(k, &v),
+                None => Ok(()),
+            }
+        };
+        set("SCEAU_LISTEN", f.listen)?;
+        set("SCEAU_WEBHOOK_ALLOW_HOSTS", f.webhook_allow_hosts)?;
+        set("SCEAU_WORKERS", f.workers.map(|w| w.to_string()))?;
+        set("SCEAU_VOLUME_LIMIT_BYTES", f.volume_limit_bytes.map(|w| w.to_string()))?;
+        set("SCEAU_REALTIME_RATE_PER_MINUTE", f.realtime_rate_per_minute.map(|w| w.to_string()))?;
+        set("SCEAU_SWEEP_INTERVAL_MS", f.sweep_interval_ms.map(|w| w.to_string()))?;
+        set("SCEAU_ACCEPT_TEST_CA", f.accept_test_ca.map(|w| w.to_string()))?;
+        if let Some(v) = f.data_dir {
+            self.data_dir = v;
+        }
+        self.public_url = f.public_url.or(self.public_url.take());
+        self.master_key_file = f.master_key_file.or(self.master_key_file.take());
+        self.retry_schedule = f.retry_schedule.or(self.retry_schedule.take());
+        self.amqp_url = f.amqp_url.or(self.amqp_url.take());
+        self.redis_url = f.redis_url.or(self.redis_url.take());
+        self.trust_dir = f.trust_dir.or(self.trust_dir.take());
+        Ok(())
+    }
+
+    /// Applies variables read through `get` (the environment, or a map in tests).
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        for key in [
+            "SCEAU_DATA_DIR",
+            "SCEAU_LISTEN",
+            "SCEAU_PUBLIC_URL",
+            "SCEAU_MASTER_KEY_FILE",
+            "SCEAU_WORKERS",
+            "SCEAU_WEBHOOK_ALLOW_HOSTS",
+            "SCEAU_RETRY_SCHEDULE",
+            "SCEAU_VOLUME_LIMIT_BYTES",
+            "SCEAU_REALTIME_RATE_PER_MINUTE",
+            "SCEAU_SWEEP_INTERVAL_MS",
+            "SCEAU_AMQP_URL",
+            "SCEAU_REDIS_URL",
+            "SCEAU_TRUST_DIR",
+            "SCEAU_ACCEPT_TEST_CA",
+        ] {
+            if let Some(v) = get(key) {
+                self.set(key, &v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets one setting by its variable name.
+    pub fn set(&mut self, key: &str, v: &str) -> Result<(), ConfigError> {
+        let non_empty = |v: &str| (!v.trim().is_empty()).then(|| v.trim().to_owned());
+        match key {
+            "SCEAU_DATA_DIR" => self.data_dir = PathBuf::from(v),
+            "SCEAU_LISTEN" => self.listen = parse(key, v)?,
+            "SCEAU_PUBLIC_URL" => self.public_url = non_empty(v).map(|u| u.trim_end_matches('/').to_owned()),
+            "SCEAU_MASTER_KEY_FILE" => self.master_key_file = non_empty(v).map(PathBuf::from),
+            "SCEAU_WORKERS" => {
+                self.workers = parse(key, v)?;
+                if self.workers == 0 || self.workers > 1024 {
+                    return Err(ConfigError(format!("{key}={v:?} must be between 1 and 1024")));
+                }
+            }
+            "SCEAU_WEBHOOK_ALLOW_HOSTS" => self.webhook_allow_hosts = split_hosts(v),
+            "SCEAU_RETRY_SCHEDULE" => self.retry_schedule = non_empty(v),
+            "SCEAU_VOLUME_LIMIT_BYTES" => self.volume_limit_bytes = parse(key, v)?,
+            "SCEAU_REALTIME_RATE_PER_MINUTE" => self.realtime_rate_per_minute = parse(key, v)?,
+            "SCEAU_SWEEP_INTERVAL_MS" => self.sweep_interval = Duration::from_millis(parse::<u64>(key, v)?.max(10)),
+            "SCEAU_AMQP_URL" => self.amqp_url = non_empty(v),
+            "SCEAU_REDIS_URL" => self.redis_url = non_empty(v),
+            "SCEAU_TRUST_DIR" => self.trust_dir = non_empty(v).map(PathBuf::from),
+            "SCEAU_ACCEPT_TEST_CA" => self.accept_test_ca = parse_bool(key, v)?,
+            _ => return Err(ConfigError(format!("unknown setting {key}"))),
+        }
+        Ok(())
+    }
+
+    pub fn database_path(&self) -> PathBuf {
+        self.data_dir.join("sceau.db")
+    }
+
+    pub fn blob_dir(&self) -> PathBuf {
+        self.data_dir.join("blobs")
+    }
+
+    pub fn master_key_path(&self) -> PathBuf {
+        self.master_key_file.clone().unwrap_or_else(|| self.data_dir.join("master.key"))
+    }
+
+    /// Base URL of links handed to customers.
+    pub fn public_base(&self, bound: SocketAddr) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{bound}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn env_overrides_defaults_and_bad_values_fail_clearly() {
+        let vars: HashMap<&str, &str> = [("SCEAU_WORKERS", "3"), ("SCEAU_WEBHOOK_ALLOW_HOSTS", "127.0.0.1, Localhost")].into();
+        let mut c = Config::default();
+        c.apply_env(|k| vars.get(k).map(|v| v.to_string())).unwrap();
+        assert_eq!(c.workers, 3);
+        assert_eq!(c.webhook_allow_hosts, vec!["127.0.0.1", "localhost"]);
+        let err = Config::default().set("SCEAU_LISTEN", "nowhere").unwrap_err();
+        assert!(err.to_string().contains("SCEAU_LISTEN"));
+        assert!(Config::default().set("SCEAU_WORKERS", "0").is_err());
+    }
+
+    #[test]
+    fn file_config_is_read() {
+        let f: FileConfig = toml::from_str("workers = 2\nlisten = \"127.0.0.1:9000\"").unwrap();
+        let mut c = Config::default();
+        c.apply_file(f).unwrap();
+        assert_eq!(c.workers, 2);
+        assert_eq!(c.listen.port(), 9000);
+        assert!(toml::from_str::<FileConfig>("nope = 1").is_err());
+    }
+}

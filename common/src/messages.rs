@@ -1,0 +1,106 @@
+//! Messages that travel on the queue. Versioned serde enums, small: ids and metadata only, never
+//! document bytes.
+
+use crate::analysis::AnalysisReport;
+use crate::domain::{DocumentCategory, ItemError};
+use crate::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An analysis job: one document to analyse.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum Job {
+    #[serde(rename = "1")]
+    V1(JobV1),
+}
+
+/// Where the document of a job comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobSource {
+    BatchItem { batch_id: BatchId, item_id: BatchItemId },
+    Verification { verification_id: VerificationId },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobV1 {
+    pub company_id: CompanyId,
+    pub source: JobSource,
+    pub category: DocumentCategory,
+    /// Blob names of the encrypted files (front first).
+    pub front_blob: String,
+    pub back_blob: Option<String>,
+    pub selfie_blob: Option<String>,
+    /// Associated data the blobs are bound to.
+    pub blob_context: String,
+    /// A job taken after this instant is reported expired without analysis.
+    pub deadline: DateTime<Utc>,
+}
+
+/// What the recorder (the one writer of SQLite) is asked to apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum RecorderMessage {
+    #[serde(rename = "1")]
+    V1(RecorderV1),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RecorderV1 {
+    /// A worker took the job.
+    JobStarted { source: JobSource, at: DateTime<Utc> },
+    /// A worker finished the job.
+    JobFinished { source: JobSource, outcome: JobOutcome, at: DateTime<Utc> },
+    /// A batch deadline fell due.
+    BatchDeadline { batch_id: BatchId, at: DateTime<Utc> },
+    /// The notifier tried to deliver an event.
+    DeliveryAttempt(DeliveryAttempt),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum JobOutcome {
+    Analysed { report: Box<AnalysisReport> },
+    Errored { error: ItemError, message: String },
+    /// Taken after its deadline: not analysed.
+    Expired,
+    /// Its batch was canceled before the job started: not analysed.
+    Canceled,
+}
+
+/// A webhook to deliver: everything the notifier needs but the company's signing secrets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventDelivery {
+    pub event_id: EventId,
+    pub company_id: CompanyId,
+    pub url: String,
+    /// The exact JSON body to send.
+    pub body: String,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+}
+
+/// Outcome of one delivery attempt, for the delivery log and dead letters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryAttempt {
+    pub event_id: EventId,
+    pub attempt: u32,
+    pub at: DateTime<Utc>,
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub outcome: DeliveryOutcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryOutcome {
+    Delivered,
+    /// Failed; another attempt is scheduled.
+    Retrying,
+    /// Failed for the last time (or refused): dead-lettered.
+    Dead,
+    /// The receiver answered 410 Gone: no more attempts.
+    Gone,
+}

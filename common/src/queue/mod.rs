@@ -1,0 +1,72 @@
+//! The queue between the gateway, the workers, the recorder and the notifier. One small trait;
+//! embedded mode backs it with a SQLite table, distributed mode with RabbitMQ. Delivery is
+//! at-least-once: consumers ack only after the effect is durable and deduplicate by id.
+pub mod sqlite;
+
+use async_trait::async_trait;
+use std::time::Duration;
+
+/// Where a message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// Analysis jobs of customer journeys: always served first.
+    JobsRealtime,
+    /// Analysis jobs of batch deposits: served with what real-time leaves free.
+    JobsBatch,
+    /// Worker results, deadline expiries and delivery outcomes, for the recorder.
+    Results,
+    /// Webhook deliveries, for the notifier.
+    Events,
+}
+
+impl Topic {
+    pub const ALL: [Topic; 4] = [Topic::JobsRealtime, Topic::JobsBatch, Topic::Results, Topic::Events];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topic::JobsRealtime => "jobs.realtime",
+            Topic::JobsBatch => "jobs.batch",
+            Topic::Results => "results",
+            Topic::Events => "events",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Topic> {
+        Topic::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// One received message; ack or nack it exactly once.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub topic: Topic,
+    pub payload: Vec<u8>,
+    /// How many times this message has been handed out, this time included.
+    pub attempts: u32,
+    /// Backend handle of the message.
+    pub tag: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    #[error("queue storage: {0}")]
+    Storage(String),
+    #[error("queue closed")]
+    Closed,
+}
+
+#[async_trait]
+pub trait Queue: Send + Sync + 'static {
+    /// Publishes durably; `delay` postpones visibility (webhook retries).
+    async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError>;
+
+    /// Waits for the next message of the first topic (in the given priority order) that has one.
+    async fn receive(&self, topics: &[Topic]) -> Result<Delivery, QueueError>;
+
+    /// The effect of the message is durable: forget it.
+    async fn ack(&self, delivery: &Delivery) -> Result<(), QueueError>;
+
+    /// The message could not be handled: hand it out again after `delay`, or dead-letter it when
+    /// it has been tried too often (a poison message).
+    async fn nack(&self, delivery: &Delivery, delay: Duration) -> Result<(), QueueError>;
+}

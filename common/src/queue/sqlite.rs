@@ -1,0 +1,208 @@
+//! Embedded queue backend: messages are rows of the SQLite store. A receive leases a row (it
+//! becomes invisible until the lease ends); ack deletes it; a crash leaves the lease to expire,
+//! or [`SqliteQueue::release_leases`] hands everything back at the next start.
+
+use super::{Delivery, Queue, QueueError, Topic};
+use crate::store::{Store, StoreError};
+use async_trait::async_trait;
+use rusqlite::{params, OptionalExtension};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// How long a received message stays invisible to other consumers.
+const LEASE: Duration = Duration::from_secs(600);
+/// How often idle consumers look again (delayed messages, other processes).
+const POLL: Duration = Duration::from_millis(200);
+
+impl From<StoreError> for QueueError {
+    fn from(e: StoreError) -> Self {
+        QueueError::Storage(e.to_string())
+    }
+}
+
+impl From<rusqlite::Error> for QueueError {
+    fn from(e: rusqlite::Error) -> Self {
+        QueueError::Storage(e.to_string())
+    }
+}
+
+#[derive(Clone)]
+pub struct SqliteQueue {
+    store: Store,
+    wake: Arc<Notify>,
+    /// A message handed out this many times is moved to the dead letters instead.
+    max_attempts: u32,
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 2)
+}
+
+impl SqliteQueue {
+    pub fn new(store: Store, max_attempts: u32) -> Self {
+        Self { store, wake: Arc::new(Notify::new()), max_attempts }
+    }
+
+    /// Makes every leased message visible again: at start, nothing of ours can be in flight.
+    pub async fn release_leases(&self) -> Result<usize, QueueError> {
+        let now = now_ms();
+        self.store
+            .write(move |tx| {
+                Ok(tx.execute("UPDATE queue_messages SET available_at = ?1, leased_until = NULL WHERE leased_until IS NOT NULL", [now])?)
+            })
+            .await
+    }
+
+    async fn try_claim(&self, topics: Vec<Topic>) -> Result<Option<Delivery>, QueueError> {
+        let max_attempts = self.max_attempts;
+        self.store
+            .write(move |tx| {
+                let now = now_ms();
+                for topic in topics {
+                    while let Some((id, payload, attempts)) = tx
+                        .query_row(
+                            "SELECT id, payload, attempts FROM queue_messages WHERE topic = ?1 AND available_at <= ?2 ORDER BY available_at, id LIMIT 1",
+                            params![topic.as_str(), now],
+                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?, r.get::<_, u32>(2)?)),
+                        )
+                        .optional()?
+                    {
+                        if attempts >= max_attempts {
+                            dead_letter(tx, id)?;
+                            continue;
+                        }
+                        let lease_end = now + ms(LEASE);
+                        tx.execute(
+                            "UPDATE queue_messages SET attempts = attempts + 1, available_at = ?2, leased_until = ?2 WHERE id = ?1",
+                            params![id, lease_end],
+                        )?;
+                        return Ok(Some(Delivery { topic, payload, attempts: attempts + 1, tag: id as u64 }));
+                    }
+                }
+                Ok(None)
+            })
+            .await
+    }
+
+    /// Messages ready or leased, per topic (for status pages).
+    pub async fn depth(&self) -> Result<Vec<(String, i64)>, QueueError> {
+        self.store
+            .read(|c| {
+                let mut stmt = c.prepare("SELECT topic, count(*) FROM queue_messages GROUP BY topic ORDER BY topic")?;
+                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await
+    }
+}
+
+fn dead_letter(tx: &rusqlite::Transaction<'_>, id: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO queue_dead_letters (id, topic, payload, attempts, dead_at) SELECT id, topic, payload, attempts, ?2 FROM queue_messages WHERE id = ?1",
+        params![id, crate::time::format(chrono::Utc::now())],
+    )?;
+    tx.execute("DELETE FROM queue_messages WHERE id = ?1", [id])?;
+    tracing::warn!(message_id = id, "queue message dead-lettered after too many attempts");
+    Ok(())
+}
+
+#[async_trait]
+impl Queue for SqliteQueue {
+    async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
+        let at = now_ms() + ms(delay);
+        self.store
+            .write(move |tx| {
+                tx.execute("INSERT INTO queue_messages (topic, payload, available_at) VALUES (?1, ?2, ?3)", params![topic.as_str(), payload, at])?;
+                Ok::<_, QueueError>(())
+            })
+            .await?;
+        self.wake.notify_waiters();
+        Ok(())
+    }
+
+    async fn receive(&self, topics: &[Topic]) -> Result<Delivery, QueueError> {
+        loop {
+            let woken = self.wake.notified();
+            if let Some(d) = self.try_claim(topics.to_vec()).await? {
+                return Ok(d);
+            }
+            let _ = tokio::time::timeout(POLL, woken).await;
+        }
+    }
+
+    async fn ack(&self, delivery: &Delivery) -> Result<(), QueueError> {
+        let id = delivery.tag as i64;
+        self.store
+            .write(move |tx| {
+                tx.execute("DELETE FROM queue_messages WHERE id = ?1", [id])?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn nack(&self, delivery: &Delivery, delay: Duration) -> Result<(), QueueError> {
+        let id = delivery.tag as i64;
+        let at = now_ms() + ms(delay);
+        self.store
+            .write(move |tx| {
+                tx.execute("UPDATE queue_messages SET available_at = ?2, leased_until = NULL WHERE id = ?1", params![id, at])?;
+                Ok::<_, QueueError>(())
+            })
+            .await?;
+        self.wake.notify_waiters();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue(max_attempts: u32) -> (SqliteQueue, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("sceau-queue-{}", crate::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        (SqliteQueue::new(store, max_attempts), dir)
+    }
+
+    #[tokio::test]
+    async fn priority_lease_ack_and_redelivery() {
+        let (q, dir) = queue(5);
+        q.publish(Topic::JobsBatch, b"batch".to_vec(), Duration::ZERO).await.unwrap();
+        q.publish(Topic::JobsRealtime, b"rt".to_vec(), Duration::ZERO).await.unwrap();
+        let first = q.receive(&[Topic::JobsRealtime, Topic::JobsBatch]).await.unwrap();
+        assert_eq!(first.payload, b"rt");
+        let second = q.receive(&[Topic::JobsRealtime, Topic::JobsBatch]).await.unwrap();
+        assert_eq!(second.payload, b"batch");
+        q.ack(&first).await.unwrap();
+        // The batch message is leased: after a "crash", releasing leases hands it out again.
+        assert_eq!(q.release_leases().await.unwrap(), 1);
+        let again = q.receive(&[Topic::JobsBatch]).await.unwrap();
+        assert_eq!((again.payload.as_slice(), again.attempts), (b"batch".as_slice(), 2));
+        q.ack(&again).await.unwrap();
+        assert!(q.depth().await.unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn delayed_messages_wait_and_poison_messages_are_dead_lettered() {
+        let (q, dir) = queue(2);
+        q.publish(Topic::Events, b"later".to_vec(), Duration::from_millis(300)).await.unwrap();
+        let start = std::time::Instant::now();
+        let d = q.receive(&[Topic::Events]).await.unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(250));
+        q.nack(&d, Duration::ZERO).await.unwrap();
+        let d = q.receive(&[Topic::Events]).await.unwrap();
+        assert_eq!(d.attempts, 2);
+        q.nack(&d, Duration::ZERO).await.unwrap();
+        let nothing = tokio::time::timeout(Duration::from_millis(400), q.receive(&[Topic::Events])).await;
+        assert!(nothing.is_err(), "a message tried max_attempts times is not handed out again");
+        let dead: i64 = q.store.read(|c| c.query_row("SELECT count(*) FROM queue_dead_letters", [], |r| r.get(0)).map_err(StoreError::from)).await.unwrap();
+        assert_eq!(dead, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

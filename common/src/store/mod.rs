@@ -1,0 +1,163 @@
+//! The SQLite store, system of record. One writer thread owns the only write connection (every
+//! write of the process goes through it, in `BEGIN IMMEDIATE` transactions); reads use a small
+//! pool of WAL readers. Other processes (the operator CLI) write through their own store, and
+//! SQLite's lock with a busy timeout serialises them.
+pub mod migrations;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use tokio::sync::oneshot;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("database writer stopped")]
+    WriterGone,
+    #[error("database task failed: {0}")]
+    Task(String),
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+}
+
+type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
+
+const MAX_IDLE_READERS: usize = 8;
+
+/// Handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: Mutex<mpsc::Sender<WriteJob>>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the database, applies migrations and starts the writer thread.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let mut conn = Connection::open(path)?;
+        configure(&conn)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: a 2xx to a client means the row survives a power cut, not only a crash.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        migrations::apply(&mut conn)?;
+        let (tx, rx) = mpsc::channel::<WriteJob>();
+        std::thread::Builder::new()
+            .name("sqlite-writer".into())
+            .spawn(move || {
+                for job in rx {
+                    job(&mut conn);
+                }
+            })
+            .map_err(|e| StoreError::Task(e.to_string()))?;
+        Ok(Self { inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(tx), readers: Mutex::new(Vec::new()) }) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer; commits when it returns `Ok`,
+    /// rolls back otherwise, so a refused request leaves nothing half-written.
+    pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let (done_tx, done_rx) = oneshot::channel();
+        let job: WriteJob = Box::new(move |conn: &mut Connection| {
+            let _ = done_tx.send(run_transaction(conn, f));
+        });
+        let sent = self.inner.writer.lock().map_err(|_| StoreError::WriterGone)?.send(job);
+        sent.map_err(|_| StoreError::WriterGone)?;
+        done_rx.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Runs `f` on a read connection (WAL: it never blocks the writer).
+    pub async fn read<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = inner.take_reader()?;
+            let result = f(&conn);
+            inner.give_back(conn);
+            result
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+}
+
+fn run_transaction<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
+where
+    E: From<StoreError>,
+    F: FnOnce(&Transaction<'_>) -> Result<T, E>,
+{
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
+    let value = f(&tx)?;
+    tx.commit().map_err(StoreError::from)?;
+    Ok(value)
+}
+
+impl Inner {
+    fn take_reader(&self) -> Result<Connection, StoreError> {
+        if let Some(conn) = self.readers.lock().ok().and_then(|mut r| r.pop()) {
+            return Ok(conn);
+        }
+        let conn = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+        configure(&conn)?;
+        Ok(conn)
+    }
+
+    fn give_back(&self, conn: Connection) {
+        if let Ok(mut r) = self.readers.lock() {
+            if r.len() < MAX_IDLE_READERS {
+                r.push(conn);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn write_rolls_back_on_error_and_reads_see_commits() {
+        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        store
+            .write(|tx| tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", []).map_err(StoreError::from))
+            .await
+            .unwrap();
+        let failed: Result<(), StoreError> = store
+            .write(|tx| {
+                tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'b', 'x')", [])?;
+                Err(StoreError::Corrupt("refused".into()))
+            })
+            .await;
+        assert!(failed.is_err());
+        let n: i64 = store.read(|c| c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0)).map_err(StoreError::from)).await.unwrap();
+        assert_eq!(n, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,126 @@
+//! The one catalogue of anomaly codes (`API.md`): each code's severity and meaning, so codes stay
+//! stable, documented, and weighed the same way by every part of the engine.
+
+use common::domain::{Anomaly, Severity};
+
+/// One anomaly code the engine may report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnomalyKind {
+    pub code: &'static str,
+    pub severity: Severity,
+    /// What the anomaly means, as shown to the client in `message`.
+    pub meaning: &'static str,
+}
+
+const fn kind(code: &'static str, severity: Severity, meaning: &'static str) -> AnomalyKind {
+    AnomalyKind { code, severity, meaning }
+}
+
+/// Every anomaly code, with its severity and meaning.
+pub const CATALOGUE: &[AnomalyKind] = &[
+    kind(
+        "automated_checks_unavailable",
+        Severity::Info,
+        "The file was read, but this engine version does not perform the 2D-Doc seal, MRZ, \
+         selfie or forensic checks, so no conclusion is drawn about the document.",
+    ),
+    kind(
+        "twoddoc_signature_invalid",
+        Severity::Reject,
+        "The 2D-Doc seal's signature does not verify: the seal was forged or altered.",
+    ),
+    kind(
+        "twoddoc_data_mismatch",
+        Severity::Reject,
+        "The data signed in the 2D-Doc seal differ from the data printed on the document.",
+    ),
+    kind(
+        "mrz_check_digit_mismatch",
+        Severity::Reject,
+        "A check digit of the machine-readable zone does not match its field.",
+    ),
+    kind(
+        "document_expired",
+        Severity::Reject,
+        "The document's expiry date has passed.",
+    ),
+    kind(
+        "pdf_modified_after_creation",
+        Severity::Warning,
+        "The PDF was modified after it was created (incremental update or differing dates).",
+    ),
+    kind(
+        "edited_with_software",
+        Severity::Warning,
+        "The file's metadata show it was saved by image or PDF editing software.",
+    ),
+    kind(
+        "low_resolution",
+        Severity::Warning,
+        "The image resolution is too low for every check to be reliable.",
+    ),
+    kind(
+        "selfie_mismatch",
+        Severity::Reject,
+        "The selfie does not match the photo on the identity document.",
+    ),
+    kind(
+        "selfie_not_checked",
+        Severity::Info,
+        "The selfie was not compared with the photo on the identity document.",
+    ),
+];
+
+/// The catalogue entry for `code`, if it exists.
+pub fn lookup(code: &str) -> Option<&'static AnomalyKind> {
+    CATALOGUE.iter().find(|kind| kind.code == code)
+}
+
+/// An anomaly of a catalogued code, with its severity and meaning; `None` for an unknown code.
+pub fn anomaly(code: &str) -> Option<Anomaly> {
+    lookup(code).map(|kind| Anomaly {
+        code: kind.code.to_owned(),
+        severity: kind.severity,
+        message: kind.meaning.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case() {
+        let mut seen = HashSet::new();
+        for kind in CATALOGUE {
+            assert!(seen.insert(kind.code), "duplicate {}", kind.code);
+            assert!(kind
+                .code
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+            assert!(kind.meaning.ends_with('.'));
+        }
+    }
+
+    #[test]
+    fn api_codes_have_their_severity() {
+        let expected = [
+            ("automated_checks_unavailable", Severity::Info),
+            ("twoddoc_signature_invalid", Severity::Reject),
+            ("twoddoc_data_mismatch", Severity::Reject),
+            ("mrz_check_digit_mismatch", Severity::Reject),
+            ("document_expired", Severity::Reject),
+            ("pdf_modified_after_creation", Severity::Warning),
+            ("edited_with_software", Severity::Warning),
+            ("low_resolution", Severity::Warning),
+            ("selfie_mismatch", Severity::Reject),
+            ("selfie_not_checked", Severity::Info),
+        ];
+        for (code, severity) in expected {
+            let anomaly = anomaly(code).unwrap();
+            assert_eq!((anomaly.code.as_str(), anomaly.severity), (code, severity));
+        }
+        assert_eq!(anomaly("no_such_code"), None);
+    }
+}
