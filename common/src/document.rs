@@ -364,7 +364,7 @@ mod tests {
         }))
     }
 
-    pub(crate) fn pdf_with_pages(count: usize) -> Vec<u8> {
+    fn pdf_with_pages(count: usize) -> Vec<u8> {
         use lopdf::{dictionary, Document, Object};
         let mut document = Document::with_version("1.5");
         let pages_id = document.new_object_id();

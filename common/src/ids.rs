@@ -106,6 +106,13 @@ macro_rules! id_type {
             }
         }
 
+        impl std::str::FromStr for $name {
+            type Err = MalformedId;
+            fn from_str(s: &str) -> Result<Self, MalformedId> {
+                Self::parse(s)
+            }
+        }
+
         impl TryFrom<String> for $name {
             type Error = MalformedId;
             fn try_from(s: String) -> Result<Self, MalformedId> {

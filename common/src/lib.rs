@@ -8,6 +8,7 @@ pub mod document;
 pub mod domain;
 pub mod ids;
 pub mod messages;
+pub mod model;
 pub mod postal;
 pub mod queue;
 pub mod store;

@@ -41,6 +41,7 @@ CREATE TABLE verifications (
     workflow_id TEXT NOT NULL REFERENCES workflows(id),
     external_ref TEXT,
     token_hash BLOB NOT NULL UNIQUE,
+    token_sealed BLOB NOT NULL,
     status TEXT NOT NULL,
     consultation_id TEXT,
     expires_at TEXT NOT NULL,

@@ -2,7 +2,19 @@
 //! write of the process goes through it, in `BEGIN IMMEDIATE` transactions); reads use a small
 //! pool of WAL readers. Other processes (the operator CLI) write through their own store, and
 //! SQLite's lock with a busy timeout serialises them.
+pub mod api_keys;
+pub mod audit;
+pub mod batches;
+pub mod companies;
+pub mod consultations;
+pub mod error;
+pub mod events;
 pub mod migrations;
+pub mod outbox;
+pub mod verifications;
+pub mod workflows;
+
+pub use error::RepoError;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};

@@ -13,7 +13,11 @@ pub struct AnomalyKind {
 }
 
 const fn kind(code: &'static str, severity: Severity, meaning: &'static str) -> AnomalyKind {
-    AnomalyKind { code, severity, meaning }
+    AnomalyKind {
+        code,
+        severity,
+        meaning,
+    }
 }
 
 /// Every anomaly code, with its severity and meaning.

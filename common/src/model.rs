@@ -1,0 +1,122 @@
+//! The resources of the API as clients read them (camelCase JSON), and the operator's view of a
+//! company. Built from store rows; never carry document bytes or extracted data.
+
+use crate::domain::*;
+use crate::ids::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workflow {
+    pub id: WorkflowId,
+    pub name: String,
+    pub document_category: DocumentCategory,
+    pub created_at: String,
+}
+
+/// Operator-side view of a workflow (CLI `--json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowDetail {
+    #[serde(flatten)]
+    pub workflow: Workflow,
+    pub company_id: CompanyId,
+    pub webhook_url: Option<String>,
+    pub rules: WorkflowRules,
+    pub default_batch: bool,
+}
+
+/// The client's decision rules (`API.md`, Verdict and decision).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkflowRules {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_age: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_countries: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_document_types: Option<Vec<String>>,
+    #[serde(default)]
+    pub systematic_review: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Company {
+    pub id: CompanyId,
+    pub name: String,
+    pub licence: Licence,
+    pub ai_enabled: bool,
+    pub retention_days: u32,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationSession {
+    pub id: VerificationId,
+    pub verification_url: String,
+    pub external_ref: Option<String>,
+    pub workflow_id: WorkflowId,
+    pub expires_at: String,
+    pub status: VerificationStatus,
+    pub consultation_id: Option<ConsultationId>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Consultation {
+    pub id: ConsultationId,
+    pub external_ref: Option<String>,
+    pub workflow_id: WorkflowId,
+    pub document_category: DocumentCategory,
+    pub document_type: String,
+    pub document_country: Option<String>,
+    pub verdict: Verdict,
+    pub decision: Option<Decision>,
+    pub review_status: Option<ReviewStatus>,
+    pub anomaly_count: usize,
+    pub has_reject_anomaly: bool,
+    pub anomalies: Vec<Anomaly>,
+    pub two_d_doc: Option<TwoDDoc>,
+    pub analyzed_at: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub total: u32,
+    pub pending: u32,
+    pub succeeded: u32,
+    pub errored: u32,
+    pub canceled: u32,
+    pub expired: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Batch {
+    pub id: BatchId,
+    pub status: BatchStatus,
+    pub external_ref: Option<String>,
+    pub counts: Counts,
+    pub submitted_at: Option<String>,
+    pub expires_at: String,
+    pub ended_at: Option<String>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Vec<BatchItem>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchItem {
+    pub id: BatchItemId,
+    pub position: u32,
+    pub document_category: DocumentCategory,
+    pub external_ref: Option<String>,
+    pub status: ItemStatus,
+    pub consultation_id: Option<ConsultationId>,
+    pub error: Option<ItemError>,
+}

@@ -1,0 +1,295 @@
+//! Batches and their documents: the limits of the spec, the 24 h windows, and the state machine
+//! (`open → in_progress → ended`, or `canceled` / `expired`). Every check that guards a write is
+//! made inside the write's own `BEGIN IMMEDIATE` transaction.
+
+use super::error::{stored, RepoError};
+use super::{events, outbox};
+use crate::domain::{BatchStatus, DocumentCategory, ItemStatus};
+use crate::ids::{BatchId, BatchItemId, CompanyId};
+use crate::messages::{Job, JobSource, JobV1};
+use crate::model::{Batch, BatchItem, Counts};
+use crate::queue::Topic;
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde_json::{json, Map, Value};
+
+pub const MAX_OPEN_BATCHES: i64 = 3;
+pub const MAX_ITEMS_PER_BATCH: i64 = 200;
+pub const MAX_NON_PURGED_DOCUMENTS: i64 = 400;
+pub const WINDOW_HOURS: i64 = 24;
+
+const COLUMNS: &str = "id, status, external_ref, submitted_at, expires_at, ended_at, created_at";
+
+type RawBatch = (String, String, Option<String>, Option<String>, String, Option<String>, String);
+
+fn raw(r: &Row<'_>) -> rusqlite::Result<RawBatch> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+}
+
+fn build(c: &Connection, r: RawBatch) -> Result<Batch, RepoError> {
+    let id: BatchId = stored(&r.0)?;
+    let counts = counts(c, &id)?;
+    Ok(Batch { id, status: stored(&r.1)?, external_ref: r.2, counts, submitted_at: r.3, expires_at: r.4, ended_at: r.5, created_at: r.6, items: None })
+}
+
+/// One counter per document state; `pending` includes documents being processed.
+pub fn counts(c: &Connection, batch: &BatchId) -> Result<Counts, RepoError> {
+    let mut stmt = c.prepare_cached("SELECT status, count(*) FROM batch_items WHERE batch_id = ?1 GROUP BY status")?;
+    let mut counts = Counts::default();
+    for row in stmt.query_map([batch.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?)))? {
+        let (status, n) = row?;
+        counts.total += n;
+        match stored::<ItemStatus>(&status)? {
+            ItemStatus::Uploading | ItemStatus::Pending | ItemStatus::Processing => counts.pending += n,
+            ItemStatus::Succeeded => counts.succeeded += n,
+            ItemStatus::Errored => counts.errored += n,
+            ItemStatus::Canceled => counts.canceled += n,
+            ItemStatus::Expired => counts.expired += n,
+        }
+    }
+    Ok(counts)
+}
+
+fn schedule_deadline(tx: &Connection, id: &BatchId, due: DateTime<Utc>) -> Result<(), RepoError> {
+    tx.execute(
+        "INSERT INTO deadlines (batch_id, due_at) VALUES (?1, ?2) ON CONFLICT (batch_id) DO UPDATE SET due_at = excluded.due_at",
+        params![id.as_str(), due.timestamp_millis()],
+    )?;
+    Ok(())
+}
+
+/// Opens a batch for 24 h; at most three open per company.
+pub fn create(tx: &Connection, company: &CompanyId, external_ref: Option<&str>, webhook_url: Option<&str>, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+    let open: i64 = tx.query_row("SELECT count(*) FROM batches WHERE company_id = ?1 AND status = 'open'", [company.as_str()], |r| r.get(0))?;
+    if open >= MAX_OPEN_BATCHES {
+        return Err(RepoError::TooManyOpenBatches);
+    }
+    let id = BatchId::generate(now);
+    let expires = now + Duration::hours(WINDOW_HOURS);
+    tx.execute(
+        "INSERT INTO batches (id, company_id, external_ref, webhook_url, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, 'open', ?5, ?6)",
+        params![id.as_str(), company.as_str(), external_ref, webhook_url, crate::time::format(now), crate::time::format(expires)],
+    )?;
+    schedule_deadline(tx, &id, expires)?;
+    get(tx, company, &id)
+}
+
+/// A batch of the company (without items); another company's id is not found.
+pub fn get(c: &Connection, company: &CompanyId, id: &BatchId) -> Result<Batch, RepoError> {
+    let row = c
+        .query_row(&format!("SELECT {COLUMNS} FROM batches WHERE id = ?1 AND company_id = ?2"), [id.as_str(), company.as_str()], raw)
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    build(c, row)
+}
+
+/// The batch with its documents in position order.
+pub fn get_with_items(c: &Connection, company: &CompanyId, id: &BatchId) -> Result<Batch, RepoError> {
+    let mut batch = get(c, company, id)?;
+    let mut stmt = c.prepare("SELECT id, position, category, external_ref, status, consultation_id, error FROM batch_items WHERE batch_id = ?1 ORDER BY position")?;
+    let rows = stmt
+        .query_map([id.as_str()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get::<_, Option<String>>(5)?, r.get::<_, Option<String>>(6)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let items = rows
+        .into_iter()
+        .map(|r| {
+            Ok(BatchItem {
+                id: stored(&r.0)?,
+                position: r.1,
+                document_category: stored(&r.2)?,
+                external_ref: r.3,
+                status: stored(&r.4)?,
+                consultation_id: r.5.as_deref().map(stored).transpose()?,
+                error: r.6.as_deref().map(stored).transpose()?,
+            })
+        })
+        .collect::<Result<Vec<_>, RepoError>>()?;
+    batch.items = Some(items);
+    Ok(batch)
+}
+
+/// The company's batches, most recent first.
+pub fn list(c: &Connection, company: &CompanyId, limit: u32) -> Result<Vec<Batch>, RepoError> {
+    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM batches WHERE company_id = ?1 ORDER BY seq DESC LIMIT ?2"))?;
+    let rows = stmt.query_map(params![company.as_str(), limit], raw)?.collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter().map(|r| build(c, r)).collect()
+}
+
+/// What must hold before a deposit's files are encrypted and stored (checked again at insert).
+pub fn check_can_deposit(c: &Connection, company: &CompanyId, id: &BatchId, category: DocumentCategory, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let batch = get(c, company, id)?;
+    if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
+        return Err(RepoError::InvalidState(format!("batch {id} is {}: documents can only be added to an open batch", batch.status)));
+    }
+    if category == DocumentCategory::Administratif && !super::companies::get(c, company)?.ai_enabled {
+        return Err(RepoError::IaDesactivee);
+    }
+    Ok(())
+}
+
+/// A document about to be recorded; its files are already encrypted in the blob store.
+pub struct NewItem {
+    pub id: BatchItemId,
+    pub category: DocumentCategory,
+    pub external_ref: Option<String>,
+    pub agency_postal_code: Option<String>,
+    pub agency_insee: Option<String>,
+    pub front_blob: String,
+    pub front_kind: String,
+    pub back_blob: Option<String>,
+    pub back_kind: Option<String>,
+    pub bytes: i64,
+}
+
+/// Records a deposit after checking every limit; returns its position.
+pub fn deposit(tx: &Connection, company: &CompanyId, id: &BatchId, item: &NewItem, volume_limit: u64, now: DateTime<Utc>) -> Result<u32, RepoError> {
+    check_can_deposit(tx, company, id, item.category, now)?;
+    let in_batch: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE batch_id = ?1", [id.as_str()], |r| r.get(0))?;
+    if in_batch >= MAX_ITEMS_PER_BATCH {
+        return Err(RepoError::BatchFull);
+    }
+    let held: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL", [company.as_str()], |r| r.get(0))?;
+    if held >= MAX_NON_PURGED_DOCUMENTS {
+        return Err(RepoError::DocumentQuota);
+    }
+    let pending: i64 = tx.query_row(
+        "SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')",
+        [company.as_str()],
+        |r| r.get(0),
+    )?;
+    if (pending + item.bytes) as u64 > volume_limit {
+        return Err(RepoError::VolumeQuota);
+    }
+    let position = in_batch as u32 + 1;
+    tx.execute(
+        "INSERT INTO batch_items (id, batch_id, company_id, position, category, external_ref, agency_postal_code, agency_insee, status, front_blob, front_kind, back_blob, back_kind, bytes, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            item.id.as_str(), id.as_str(), company.as_str(), position, item.category.as_str(), item.external_ref, item.agency_postal_code, item.agency_insee,
+            item.front_blob, item.front_kind, item.back_blob, item.back_kind, item.bytes, crate::time::format(now)
+        ],
+    )?;
+    Ok(position)
+}
+
+/// The associated data binding a deposit's blobs to their company and document.
+pub fn blob_context(company: &CompanyId, item: &BatchItemId) -> String {
+    format!("company={company};item={item}")
+}
+
+/// Closes the batch to deposits, starts the 24 h completion window and queues one job per document.
+pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+    let batch = get(tx, company, id)?;
+    if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
+        return Err(RepoError::InvalidState(format!("batch {id} is {}: only an open batch can be submitted", batch.status)));
+    }
+    if batch.counts.total == 0 {
+        return Err(RepoError::BatchEmpty);
+    }
+    let expires = now + Duration::hours(WINDOW_HOURS);
+    tx.execute(
+        "UPDATE batches SET status = 'in_progress', submitted_at = ?2, expires_at = ?3 WHERE id = ?1",
+        params![id.as_str(), crate::time::format(now), crate::time::format(expires)],
+    )?;
+    schedule_deadline(tx, id, expires)?;
+    let mut stmt = tx.prepare("SELECT id, category, front_blob, back_blob FROM batch_items WHERE batch_id = ?1 AND status = 'pending' ORDER BY position")?;
+    let rows = stmt
+        .query_map([id.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<String>>(3)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (item, category, front, back) in rows {
+        let item: BatchItemId = stored(&item)?;
+        let front = front.ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("item {item} has no file"))))?;
+        let job = Job::V1(JobV1 {
+            company_id: company.clone(),
+            blob_context: blob_context(company, &item),
+            source: JobSource::BatchItem { batch_id: id.clone(), item_id: item },
+            category: stored(&category)?,
+            front_blob: front,
+            back_blob: back,
+            selfie_blob: None,
+            deadline: expires,
+        });
+        outbox::push(tx, Topic::JobsBatch, &job)?;
+    }
+    get(tx, company, id)
+}
+
+/// Stops the batch: pending documents become `canceled`; documents in flight finish.
+pub fn cancel(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+    let batch = get(tx, company, id)?;
+    if !matches!(batch.status, BatchStatus::Open | BatchStatus::InProgress) {
+        return Err(RepoError::InvalidState(format!("batch {id} is already {}", batch.status)));
+    }
+    close(tx, id, BatchStatus::Canceled, ItemStatus::Canceled, now)?;
+    get(tx, company, id)
+}
+
+/// Applies a due deadline: an open or in-progress batch expires with what is left.
+pub fn expire_if_due(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Result<bool, RepoError> {
+    let row: Option<(String, String)> = tx.query_row("SELECT status, expires_at FROM batches WHERE id = ?1", [id.as_str()], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    let Some((status, expires_at)) = row else {
+        return Ok(false);
+    };
+    let status: BatchStatus = stored(&status)?;
+    if !matches!(status, BatchStatus::Open | BatchStatus::InProgress) || expires_at > crate::time::format(now) {
+        return Ok(false);
+    }
+    close(tx, id, BatchStatus::Expired, ItemStatus::Expired, now)?;
+    Ok(true)
+}
+
+fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let at = crate::time::format(now);
+    tx.execute("UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1", params![id.as_str(), status.as_str(), at])?;
+    tx.execute(
+        "UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status IN ('uploading', 'pending')",
+        params![id.as_str(), items.as_str(), at],
+    )?;
+    tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
+    announce_if_settled(tx, id, now)
+}
+
+/// Ends an in-progress batch whose documents are all settled, and emits `batch.completed` once
+/// when a terminal batch has nothing in flight any more.
+pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let unsettled: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status IN ('uploading', 'pending', 'processing')", [id.as_str()], |r| r.get(0))?;
+    if unsettled > 0 {
+        return Ok(());
+    }
+    let (company, status, external_ref, webhook, announced): (String, String, Option<String>, Option<String>, Option<String>) = tx.query_row(
+        "SELECT company_id, status, external_ref, webhook_url, completion_event_id FROM batches WHERE id = ?1",
+        [id.as_str()],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
+    let mut status: BatchStatus = stored(&status)?;
+    if status == BatchStatus::InProgress {
+        tx.execute("UPDATE batches SET status = 'ended', ended_at = ?2 WHERE id = ?1", params![id.as_str(), crate::time::format(now)])?;
+        tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
+        status = BatchStatus::Ended;
+    }
+    if status == BatchStatus::Open || announced.is_some() {
+        return Ok(());
+    }
+    let company: CompanyId = stored(&company)?;
+    let marker = match webhook {
+        Some(url) => {
+            let mut fields = Map::new();
+            fields.insert("batchId".into(), Value::String(id.to_string()));
+            fields.insert("externalRef".into(), external_ref.map(Value::String).unwrap_or(Value::Null));
+            fields.insert("counts".into(), json!(counts(tx, id)?));
+            events::emit(tx, &company, "batch.completed", &url, fields, now)?.to_string()
+        }
+        None => "none".to_owned(),
+    };
+    tx.execute("UPDATE batches SET completion_event_id = ?2 WHERE id = ?1", params![id.as_str(), marker])?;
+    Ok(())
+}
+
+/// Batches whose deadline has come, for the embedded deadline backend.
+pub fn due_deadlines(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<BatchId>, RepoError> {
+    let mut stmt = c.prepare("SELECT batch_id FROM deadlines WHERE due_at <= ?1 ORDER BY due_at LIMIT ?2")?;
+    let ids = stmt.query_map(params![now.timestamp_millis(), limit], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    ids.iter().map(|s| stored(s)).collect()
+}

@@ -1,0 +1,117 @@
+//! Companies (tenants): creation with their default batch workflows, settings, webhook secrets.
+
+use super::error::{stored, RepoError};
+use super::workflows;
+use crate::crypto::webhook_signature::generate_secret;
+use crate::domain::{DocumentCategory, Licence};
+use crate::ids::CompanyId;
+use crate::model::{Company, WorkflowRules};
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+/// How long the previous secret still signs after a rotation.
+pub const ROTATION_OVERLAP_HOURS: i64 = 24;
+
+pub struct Created {
+    pub company: Company,
+    pub webhook_secret: String,
+}
+
+const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<(String, String, String, bool, u32, String)> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+}
+
+fn build(row: (String, String, String, bool, u32, String)) -> Result<Company, RepoError> {
+    Ok(Company {
+        id: stored(&row.0)?,
+        name: row.1,
+        licence: stored(&row.2)?,
+        ai_enabled: row.3,
+        retention_days: row.4,
+        created_at: row.5,
+    })
+}
+
+/// Creates a company, its webhook secret, and one default batch workflow per category.
+pub fn create(tx: &Connection, name: &str, licence: Licence, now: DateTime<Utc>) -> Result<Created, RepoError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(RepoError::Invalid { field: "name", message: "the company name must have 1 to 200 characters".into() });
+    }
+    let id = CompanyId::generate(now);
+    let secret = generate_secret();
+    tx.execute(
+        "INSERT INTO companies (id, name, licence, webhook_secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id.as_str(), name, licence.as_str(), secret, crate::time::format(now)],
+    )?;
+    for category in DocumentCategory::ALL {
+        let label = match category {
+            DocumentCategory::Identite => "Lots : pièces d'identité",
+            DocumentCategory::Administratif => "Lots : documents administratifs",
+        };
+        workflows::create(tx, &id, label, *category, None, &WorkflowRules::default(), true, now)?;
+    }
+    Ok(Created { company: get(tx, &id)?, webhook_secret: secret })
+}
+
+pub fn get(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
+    let row = c
+        .query_row(&format!("SELECT {COLUMNS} FROM companies WHERE id = ?1"), [id.as_str()], from_row)
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    build(row)
+}
+
+pub fn list(c: &Connection) -> Result<Vec<Company>, RepoError> {
+    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM companies ORDER BY created_at, id"))?;
+    let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
+    rows.into_iter().map(build).collect()
+}
+
+/// Changes AI use and/or retention.
+pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_days: Option<u32>) -> Result<Company, RepoError> {
+    get(tx, id)?;
+    if let Some(ai) = ai_enabled {
+        tx.execute("UPDATE companies SET ai_enabled = ?2 WHERE id = ?1", params![id.as_str(), ai])?;
+    }
+    if let Some(days) = retention_days {
+        if days > 3650 {
+            return Err(RepoError::Invalid { field: "retention-days", message: "retention must be between 0 and 3650 days".into() });
+        }
+        tx.execute("UPDATE companies SET retention_days = ?2 WHERE id = ?1", params![id.as_str(), days])?;
+    }
+    get(tx, id)
+}
+
+/// Makes a new secret current; the old one keeps signing for [`ROTATION_OVERLAP_HOURS`].
+pub fn rotate_secret(tx: &Connection, id: &CompanyId, now: DateTime<Utc>) -> Result<String, RepoError> {
+    get(tx, id)?;
+    let secret = generate_secret();
+    let until = crate::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
+    tx.execute(
+        "UPDATE companies SET previous_webhook_secret = webhook_secret, previous_secret_until = ?3, webhook_secret = ?2 WHERE id = ?1",
+        params![id.as_str(), secret, until],
+    )?;
+    Ok(secret)
+}
+
+/// The secrets that sign deliveries now: current first, then the previous one during rotation.
+pub fn signing_secrets(c: &Connection, id: &CompanyId, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
+    let (current, previous, until): (String, Option<String>, Option<String>) = c
+        .query_row(
+            "SELECT webhook_secret, previous_webhook_secret, previous_secret_until FROM companies WHERE id = ?1",
+            [id.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    let mut secrets = vec![current];
+    if let (Some(prev), Some(until)) = (previous, until) {
+        if until > crate::time::format(now) {
+            secrets.push(prev);
+        }
+    }
+    Ok(secrets)
+}

@@ -1,0 +1,258 @@
+//! Consultations (results): recorded once per document, listed with filters and a keyset cursor,
+//! and their encrypted images until retention purges them.
+
+use super::error::{stored, RepoError};
+use crate::domain::{Decision, ImageSide, Verdict};
+use crate::ids::{CompanyId, ConsultationId, WorkflowId};
+use crate::model::Consultation;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
+
+const COLUMNS: &str = "seq, id, external_ref, workflow_id, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at";
+
+fn build(r: &Row<'_>) -> rusqlite::Result<(i64, [Option<String>; 13])> {
+    let mut cols: [Option<String>; 13] = Default::default();
+    for (i, col) in cols.iter_mut().enumerate() {
+        *col = r.get(i + 1)?;
+    }
+    Ok((r.get(0)?, cols))
+}
+
+fn required(v: &Option<String>) -> Result<&str, RepoError> {
+    v.as_deref().ok_or_else(|| RepoError::Store(super::StoreError::Corrupt("missing consultation column".into())))
+}
+
+fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
+    let anomalies: Vec<crate::domain::Anomaly> = serde_json::from_str(required(&c[9])?)?;
+    Ok(Consultation {
+        id: stored(required(&c[0])?)?,
+        external_ref: c[1].clone(),
+        workflow_id: stored(required(&c[2])?)?,
+        document_category: stored(required(&c[3])?)?,
+        document_type: required(&c[4])?.to_owned(),
+        document_country: c[5].clone(),
+        verdict: stored(required(&c[6])?)?,
+        decision: c[7].as_deref().map(stored).transpose()?,
+        review_status: c[8].as_deref().map(stored).transpose()?,
+        anomaly_count: anomalies.len(),
+        has_reject_anomaly: anomalies.iter().any(|a| a.severity == crate::domain::Severity::Reject),
+        anomalies,
+        two_d_doc: c[10].as_deref().map(serde_json::from_str).transpose()?,
+        analyzed_at: required(&c[11])?.to_owned(),
+        created_at: required(&c[12])?.to_owned(),
+    })
+}
+
+/// A consultation of the company; another company's id is not found.
+pub fn get(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Consultation, RepoError> {
+    let (_, cols) = c
+        .query_row(&format!("SELECT {COLUMNS} FROM consultations WHERE id = ?1 AND company_id = ?2"), [id.as_str(), company.as_str()], build)
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    to_model(&cols)
+}
+
+/// The filters of `GET /api/v1/consultations`.
+#[derive(Debug, Default, Clone)]
+pub struct Filter {
+    pub workflow_id: Option<WorkflowId>,
+    pub verdict: Option<Verdict>,
+    pub decision: Option<Decision>,
+    pub external_ref: Option<String>,
+    pub created_after: Option<DateTime<Utc>>,
+}
+
+/// An opaque position in the list: the sequence number of the last row returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor(pub i64);
+
+impl Cursor {
+    pub fn encode(self) -> String {
+        URL_SAFE_NO_PAD.encode(format!("c1:{}", self.0))
+    }
+
+    pub fn decode(s: &str) -> Option<Cursor> {
+        let raw = URL_SAFE_NO_PAD.decode(s).ok()?;
+        let text = std::str::from_utf8(&raw).ok()?;
+        let seq: i64 = text.strip_prefix("c1:")?.parse().ok()?;
+        (seq > 0).then_some(Cursor(seq))
+    }
+}
+
+/// One page, most recent first, and the cursor of the next page if there is one. Keyset on
+/// `seq`: constant cost per page, stable while new results arrive.
+pub fn list(c: &Connection, company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limit: u32) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
+    let mut sql = format!("SELECT {COLUMNS} FROM consultations WHERE company_id = ?");
+    let mut args: Vec<SqlValue> = vec![company.to_string().into()];
+    let mut add = |clause: &str, v: SqlValue| {
+        sql.push_str(clause);
+        args.push(v);
+    };
+    if let Some(Cursor(seq)) = cursor {
+        add(" AND seq < ?", seq.into());
+    }
+    if let Some(w) = &filter.workflow_id {
+        add(" AND workflow_id = ?", w.to_string().into());
+    }
+    if let Some(v) = filter.verdict {
+        add(" AND verdict = ?", v.as_str().to_owned().into());
+    }
+    if let Some(d) = filter.decision {
+        add(" AND decision = ?", d.as_str().to_owned().into());
+    }
+    if let Some(r) = &filter.external_ref {
+        add(" AND external_ref = ?", r.clone().into());
+    }
+    if let Some(t) = filter.created_after {
+        add(" AND created_at > ?", crate::time::format(t).into());
+    }
+    add(" ORDER BY seq DESC LIMIT ?", (i64::from(limit) + 1).into());
+    let mut stmt = c.prepare(&sql)?;
+    let mut rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|(seq, _)| Cursor(*seq))
+    } else {
+        None
+    };
+    let page = rows.iter().map(|(_, cols)| to_model(cols)).collect::<Result<Vec<_>, _>>()?;
+    Ok((page, next))
+}
+
+/// A consultation about to be recorded.
+pub struct NewConsultation<'a> {
+    pub id: &'a ConsultationId,
+    pub company: &'a CompanyId,
+    pub workflow_id: &'a WorkflowId,
+    pub external_ref: Option<&'a str>,
+    pub category: crate::domain::DocumentCategory,
+    pub report: &'a crate::analysis::AnalysisReport,
+    pub decision: Option<Decision>,
+    pub review_status: Option<crate::domain::ReviewStatus>,
+    pub batch_item_id: Option<&'a str>,
+    pub verification_id: Option<&'a str>,
+    pub analyzed_at: DateTime<Utc>,
+    pub now: DateTime<Utc>,
+}
+
+pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError> {
+    tx.execute(
+        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type, n.report.document_country,
+            n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
+            serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
+            crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn add_image(tx: &Connection, id: &ConsultationId, side: ImageSide, blob: &str, content_type: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
+    tx.execute(
+        "INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id.as_str(), side.as_str(), blob, content_type, crate::time::format(now)],
+    )?;
+    Ok(())
+}
+
+/// Where an image stands.
+pub enum ImageRef {
+    Stored { blob: String, content_type: String },
+    Purged,
+}
+
+/// The image of a side, if the consultation has one (scoped to the company).
+pub fn image(c: &Connection, company: &CompanyId, id: &ConsultationId, side: ImageSide) -> Result<Option<ImageRef>, RepoError> {
+    let row: Option<(String, String, Option<String>)> = c
+        .query_row(
+            "SELECT i.blob, i.content_type, i.purged_at FROM consultation_images i JOIN consultations c ON c.id = i.consultation_id
+             WHERE i.consultation_id = ?1 AND c.company_id = ?2 AND i.side = ?3",
+            params![id.as_str(), company.as_str(), side.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    Ok(row.map(|(blob, content_type, purged)| if purged.is_some() { ImageRef::Purged } else { ImageRef::Stored { blob, content_type } }))
+}
+
+/// The associated data binding a consultation image to its company, consultation and side.
+pub fn image_context(company: &CompanyId, id: &ConsultationId, side: ImageSide) -> String {
+    format!("company={company};consultation={id};side={side}")
+}
+
+/// Images older than their company's retention, not yet purged: (consultation, side, blob).
+pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<(String, String, String)>, RepoError> {
+    let mut stmt = c.prepare(
+        "SELECT i.consultation_id, i.side, i.blob, i.created_at, co.retention_days FROM consultation_images i
+         JOIN consultations c ON c.id = i.consultation_id JOIN companies co ON co.id = c.company_id
+         WHERE i.purged_at IS NULL ORDER BY i.created_at LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, i64>(4)?)))?;
+    let mut due = Vec::new();
+    for row in rows {
+        let (id, side, blob, created, days) = row?;
+        let created = crate::time::parse(&created).unwrap_or(now);
+        if created + chrono::Duration::days(days) <= now {
+            due.push((id, side, blob));
+        }
+    }
+    Ok(due)
+}
+
+/// Marks an image purged; once all of a batch document's images are, it stops counting.
+pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let at = crate::time::format(now);
+    tx.execute("UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2", params![id, side, at])?;
+    tx.execute(
+        "UPDATE batch_items SET images_released_at = ?2 WHERE consultation_id = ?1 AND images_released_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM consultation_images WHERE consultation_id = ?1 AND purged_at IS NULL)",
+        params![id, at],
+    )?;
+    Ok(())
+}
+
+/// Settles a pending review; the verdict never changes.
+pub fn settle_review(tx: &Connection, id: &ConsultationId, accepted: bool, now: DateTime<Utc>) -> Result<(CompanyId, Consultation), RepoError> {
+    let company: String = tx.query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0)).optional()?.ok_or(RepoError::NotFound)?;
+    let company: CompanyId = stored(&company)?;
+    let current = get(tx, &company, id)?;
+    if current.review_status != Some(crate::domain::ReviewStatus::Pending) {
+        return Err(RepoError::InvalidState(format!("consultation {id} has no pending review")));
+    }
+    let status = if accepted { "accepted" } else { "rejected" };
+    tx.execute("UPDATE consultations SET review_status = ?2, reviewed_at = ?3 WHERE id = ?1", params![id.as_str(), status, crate::time::format(now)])?;
+    Ok((company.clone(), get(tx, &company, id)?))
+}
+
+/// Consultations waiting for a human review, oldest first.
+pub fn pending_reviews(c: &Connection, company: Option<&CompanyId>, limit: u32) -> Result<Vec<Consultation>, RepoError> {
+    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM consultations WHERE review_status = 'pending' AND (?1 IS NULL OR company_id = ?1) ORDER BY seq LIMIT ?2"))?;
+    let rows = stmt.query_map(params![company.map(|c| c.as_str()), limit], build)?.collect::<Result<Vec<_>, _>>()?;
+    rows.iter().map(|(_, cols)| to_model(cols)).collect()
+}
+
+/// A consultation by id alone, for operator commands.
+pub fn get_any(c: &Connection, id: &ConsultationId) -> Result<(CompanyId, Consultation), RepoError> {
+    let company: String = c.query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0)).optional()?.ok_or(RepoError::NotFound)?;
+    let company: CompanyId = stored(&company)?;
+    let consultation = get(c, &company, id)?;
+    Ok((company, consultation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cursor;
+
+    #[test]
+    fn cursor_round_trips_and_rejects_garbage() {
+        let c = Cursor(42);
+        assert_eq!(Cursor::decode(&c.encode()), Some(c));
+        for bad in ["", "abc", "YzE6LTE", "!!!!"] {
+            assert_eq!(Cursor::decode(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Webhook events: each is recorded with its exact body, handed to the notifier through the
+//! outbox, and its attempts logged; dead letters stay listed until an operator replays them.
+
+use super::error::{stored, RepoError};
+use super::outbox;
+use crate::ids::{CompanyId, EventId};
+use crate::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
+use crate::queue::Topic;
+use chrono::{DateTime, Utc};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// Records an event whose body is `fields` plus `eventId`, `event` and `occurredAt` first, and
+/// queues its first delivery attempt.
+pub fn emit(tx: &Connection, company: &CompanyId, event_type: &str, url: &str, fields: Map<String, Value>, now: DateTime<Utc>) -> Result<EventId, RepoError> {
+    let id = EventId::generate(now);
+    let mut body = Map::new();
+    body.insert("eventId".into(), Value::String(id.to_string()));
+    body.insert("event".into(), Value::String(event_type.into()));
+    body.insert("occurredAt".into(), Value::String(crate::time::format(now)));
+    body.extend(fields);
+    let body = serde_json::to_string(&body)?;
+    let at = crate::time::format(now);
+    tx.execute(
+        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
+        params![id.as_str(), company.as_str(), event_type, url, body, at],
+    )?;
+    outbox::push(tx, Topic::Events, &EventDelivery { event_id: id.clone(), company_id: company.clone(), url: url.into(), body, attempt: 1 })?;
+    Ok(id)
+}
+
+/// Logs one attempt; a repeated report of the same attempt changes nothing.
+pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoError> {
+    let outcome = serde_json::to_value(a.outcome)?;
+    let outcome = outcome.as_str().unwrap_or("unknown");
+    let inserted = tx.execute(
+        "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![a.event_id.as_str(), a.attempt, crate::time::format(a.at), a.status_code, a.error, outcome],
+    )?;
+    if inserted == 0 {
+        return Ok(());
+    }
+    let status = match a.outcome {
+        DeliveryOutcome::Delivered => "delivered",
+        DeliveryOutcome::Retrying => "retrying",
+        DeliveryOutcome::Dead => "dead",
+        DeliveryOutcome::Gone => "gone",
+    };
+    // Attempts can be reported out of order: only the newest one sets the status.
+    tx.execute(
+        "UPDATE webhook_events SET status = ?2, attempts = ?3, last_status_code = ?4, last_error = ?5, updated_at = ?6 WHERE id = ?1 AND attempts < ?3",
+        params![a.event_id.as_str(), status, a.attempt, a.status_code, a.error, crate::time::format(a.at)],
+    )?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventSummary {
+    pub event_id: String,
+    pub company_id: String,
+    pub event: String,
+    pub url: String,
+    pub status: String,
+    pub attempts: u32,
+    pub last_status_code: Option<u16>,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// Events in a status (`dead` for dead letters), optionally for one company, newest first.
+pub fn list(c: &Connection, status: Option<&str>, company: Option<&CompanyId>, limit: u32) -> Result<Vec<EventSummary>, RepoError> {
+    let mut stmt = c.prepare(
+        "SELECT id, company_id, event_type, url, status, attempts, last_status_code, last_error, created_at, updated_at FROM webhook_events
+         WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR company_id = ?2) ORDER BY created_at DESC, id LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![status, company.map(|c| c.as_str()), limit], |r| {
+        Ok(EventSummary {
+            event_id: r.get(0)?,
+            company_id: r.get(1)?,
+            event: r.get(2)?,
+            url: r.get(3)?,
+            status: r.get(4)?,
+            attempts: r.get(5)?,
+            last_status_code: r.get(6)?,
+            last_error: r.get(7)?,
+            created_at: r.get(8)?,
+            updated_at: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Queues a dead (or gone) event again, same id and body, attempts counted from zero.
+pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let row: Option<(String, String, String, String)> = tx
+        .query_row("SELECT company_id, url, body, status FROM webhook_events WHERE id = ?1", [id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let (company, url, body, status) = row.ok_or(RepoError::NotFound)?;
+    if status != "dead" && status != "gone" {
+        return Err(RepoError::InvalidState(format!("event {id} is {status}: only dead letters are replayed")));
+    }
+    tx.execute("DELETE FROM webhook_attempts WHERE event_id = ?1", [id.as_str()])?;
+    tx.execute("UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1", params![id.as_str(), crate::time::format(now)])?;
+    outbox::push(tx, Topic::Events, &EventDelivery { event_id: id.clone(), company_id: stored(&company)?, url, body, attempt: 1 })?;
+    Ok(())
+}

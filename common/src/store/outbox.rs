@@ -1,0 +1,33 @@
+//! The transactional outbox: rows written in the same transaction as the state change they
+//! announce, then published to the queue by the relay. A 2xx means the job or event exists.
+
+use super::error::RepoError;
+use crate::queue::Topic;
+use rusqlite::{params, Connection};
+
+pub fn push(tx: &Connection, topic: Topic, payload: &impl serde::Serialize) -> Result<(), RepoError> {
+    tx.execute(
+        "INSERT INTO outbox (topic, payload, created_at) VALUES (?1, ?2, ?3)",
+        params![topic.as_str(), serde_json::to_string(payload)?, crate::time::format(chrono::Utc::now())],
+    )?;
+    Ok(())
+}
+
+/// One pending row.
+pub struct OutboxRow {
+    pub id: i64,
+    pub topic: String,
+    pub payload: String,
+}
+
+/// The oldest pending rows.
+pub fn next(c: &Connection, limit: u32) -> Result<Vec<OutboxRow>, RepoError> {
+    let mut stmt = c.prepare("SELECT id, topic, payload FROM outbox ORDER BY id LIMIT ?1")?;
+    let rows = stmt.query_map([limit], |r| Ok(OutboxRow { id: r.get(0)?, topic: r.get(1)?, payload: r.get(2)? }))?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+pub fn remove(tx: &Connection, id: i64) -> Result<(), RepoError> {
+    tx.execute("DELETE FROM outbox WHERE id = ?1", params![id])?;
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! The notifier's work loop: take an event off the queue, make one attempt, report it to the
+//! recorder, schedule the next attempt or give up, and only then ack, so a crash at any point
+//! repeats an attempt (receivers deduplicate on `webhook-id`) rather than losing one.
+
+use crate::delivery::{Deliverer, DeliveryError};
+use crate::secrets::{SecretError, SecretSource};
+use chrono::Utc;
+use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
+use common::queue::{Delivery, Queue, QueueError, Topic};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tracing::{error, info, warn};
+
+/// Wait before a message is handed out again when its effects could not be published, or its
+/// company's secrets could not be read: long enough not to spin on a sick dependency, short
+/// next to the retry ladder.
+const REQUEUE_DELAY: Duration = Duration::from_secs(5);
+
+/// Pause after the queue failed to hand out a message, so a broken backend is not spun on.
+const RECEIVE_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The effects of an attempt could not be published; the message will be handed out again.
+#[derive(Debug, thiserror::Error)]
+enum SettleError {
+    #[error("could not encode the message")]
+    Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+pub(crate) struct Consumer {
+    queue: Arc<dyn Queue>,
+    secrets: Arc<dyn SecretSource>,
+    deliverer: Deliverer,
+    retry_schedule: Vec<Duration>,
+}
+
+impl Consumer {
+    pub(crate) fn new(
+        queue: Arc<dyn Queue>,
+        secrets: Arc<dyn SecretSource>,
+        deliverer: Deliverer,
+        retry_schedule: Vec<Duration>,
+    ) -> Self {
+        Self {
+            queue,
+            secrets,
+            deliverer,
+            retry_schedule,
+        }
+    }
+
+    /// Handles events until shutdown. Shutdown only interrupts the wait for work: an attempt
+    /// already taken runs to its end (bounded by the HTTP timeout), so it is acked, not repeated.
+    pub(crate) async fn work(&self, shutdown: &CancellationToken) {
+        loop {
+            let received = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return,
+                received = self.queue.receive(&[Topic::Events]) => received,
+            };
+            match received {
+                Ok(delivery) => self.handle(&delivery).await,
+                Err(QueueError::Closed) => return,
+                Err(err) => {
+                    error!(error = %err, "could not receive webhook events");
+                    tokio::select! {
+                        () = shutdown.cancelled() => return,
+                        () = tokio::time::sleep(RECEIVE_BACKOFF) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    async fn handle(&self, delivery: &Delivery) {
+        let event: EventDelivery = match serde_json::from_slice(&delivery.payload) {
+            Ok(event) => event,
+            Err(err) => {
+                // No later attempt can decode it either; keeping it would only block the loop.
+                error!(tag = delivery.tag, error = %err, "undecodable webhook event dropped");
+                self.ack(delivery).await;
+                return;
+            }
+        };
+        let at = Utc::now();
+        let result = match self.secrets.signing_secrets(&event.company_id).await {
+            Ok(secrets) => self.deliverer.deliver(&event, &secrets).await,
+            Err(SecretError::Missing) => Err(DeliveryError::NoSecret),
+            Err(err @ SecretError::Unavailable(_)) => {
+                // Our own outage must not use up the receiver's attempts.
+                warn!(event_id = %event.event_id, attempt = event.attempt, error = %err,
+                    "webhook signing secrets unavailable; event requeued");
+                self.nack(delivery).await;
+                return;
+            }
+        };
+        let (outcome, next_delay) = decide(event.attempt, &result, &self.retry_schedule);
+        log_attempt(&event, &result, outcome, next_delay);
+        let record = DeliveryAttempt {
+            event_id: event.event_id.clone(),
+            attempt: event.attempt,
+            at,
+            status_code: match &result {
+                Ok(code) => Some(*code),
+                Err(err) => err.status_code(),
+            },
+            error: result.as_ref().err().map(ToString::to_string),
+            outcome,
+        };
+        match self.settle(&event, record, next_delay).await {
+            Ok(()) => self.ack(delivery).await,
+            Err(err) => {
+                warn!(event_id = %event.event_id, attempt = event.attempt, error = %err,
+                    "could not publish the outcome of a webhook attempt; the attempt will be repeated");
+                self.nack(delivery).await;
+            }
+        }
+    }
+
+    /// Publishes the attempt's record, then the next attempt. In that order because a failure
+    /// between the two leads to a repeat of this message: a repeated record is harmless (the
+    /// recorder keys attempts by event and number), whereas a next attempt published twice
+    /// would fork the event into two retry ladders.
+    async fn settle(
+        &self,
+        event: &EventDelivery,
+        record: DeliveryAttempt,
+        next_delay: Option<Duration>,
+    ) -> Result<(), SettleError> {
+        let message = RecorderMessage::V1(RecorderV1::DeliveryAttempt(record));
+        self.queue
+            .publish(Topic::Results, serde_json::to_vec(&message)?, Duration::ZERO)
+            .await?;
+        if let Some(delay) = next_delay {
+            let next = EventDelivery {
+                attempt: event.attempt.saturating_add(1),
+                ..event.clone()
+            };
+            self.queue
+                .publish(Topic::Events, serde_json::to_vec(&next)?, delay)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn ack(&self, delivery: &Delivery) {
+        if let Err(err) = self.queue.ack(delivery).await {
+            // The message comes back and the attempt is repeated; nothing better to do here.
+            warn!(tag = delivery.tag, error = %err, "could not ack a webhook event");
+        }
+    }
+
+    async fn nack(&self, delivery: &Delivery) {
+        if let Err(err) = self.queue.nack(delivery, REQUEUE_DELAY).await {
+            warn!(tag = delivery.tag, error = %err, "could not nack a webhook event");
+        }
+    }
+}
+
+/// What an attempt's result means for the event: its outcome, and the delay before the next
+/// attempt when there is one. Attempt `n` (from 1) that failed is followed after
+/// `schedule[n - 1]`; past the end of the schedule the event is dead.
+pub(crate) fn decide(
+    attempt: u32,
+    result: &Result<u16, DeliveryError>,
+    schedule: &[Duration],
+) -> (DeliveryOutcome, Option<Duration>) {
+    match result {
+        Ok(_) => (DeliveryOutcome::Delivered, None),
+        Err(DeliveryError::Gone) => (DeliveryOutcome::Gone, None),
+        Err(err) if err.is_permanent() => (DeliveryOutcome::Dead, None),
+        Err(_) => {
+            // A malformed attempt 0 is read as a first attempt rather than given an extra one.
+            let index = usize::try_from(attempt.max(1) - 1).unwrap_or(usize::MAX);
+            match schedule.get(index) {
+                Some(delay) => (DeliveryOutcome::Retrying, Some(*delay)),
+                None => (DeliveryOutcome::Dead, None),
+            }
+        }
+    }
+}
+
+/// Logs ids, attempt and status only: bodies carry personal data and headers carry signatures.
+fn log_attempt(
+    event: &EventDelivery,
+    result: &Result<u16, DeliveryError>,
+    outcome: DeliveryOutcome,
+    next_delay: Option<Duration>,
+) {
+    let event_id = event.event_id.as_str();
+    let attempt = event.attempt;
+    match (result, outcome) {
+        (Ok(status), _) => info!(event_id, attempt, status, "webhook delivered"),
+        (Err(err), DeliveryOutcome::Gone) => {
+            info!(event_id, attempt, error = %err, "webhook receiver is gone; no more attempts")
+        }
+        (Err(err), DeliveryOutcome::Retrying) => warn!(
+            event_id, attempt, status = err.status_code(), error = %err, retry_in = ?next_delay,
+            "webhook attempt failed; next attempt scheduled"
+        ),
+        (Err(err), _) => warn!(
+            event_id, attempt, status = err.status_code(), error = %err,
+            "webhook attempt failed; event dead-lettered"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::destination::DestinationError;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn failures_follow_the_schedule_then_die() {
+        let schedule = [ms(10), ms(20), ms(30)];
+        let failed: Result<u16, DeliveryError> = Err(DeliveryError::Status(500));
+        assert_eq!(decide(1, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
+        assert_eq!(decide(2, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(20))));
+        assert_eq!(decide(3, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(30))));
+        assert_eq!(decide(4, &failed, &schedule), (DeliveryOutcome::Dead, None));
+        assert_eq!(decide(9, &failed, &schedule), (DeliveryOutcome::Dead, None));
+        assert_eq!(decide(0, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
+        assert_eq!(decide(1, &failed, &[]), (DeliveryOutcome::Dead, None));
+    }
+
+    #[test]
+    fn success_gone_and_refusals_end_the_event() {
+        let schedule = [ms(10)];
+        assert_eq!(decide(1, &Ok(204), &schedule), (DeliveryOutcome::Delivered, None));
+        assert_eq!(decide(1, &Err(DeliveryError::Gone), &schedule), (DeliveryOutcome::Gone, None));
+        let refused = Err(DeliveryError::Destination(DestinationError::HttpNotAllowed));
+        assert_eq!(decide(1, &refused, &schedule), (DeliveryOutcome::Dead, None));
+        assert_eq!(decide(1, &Err(DeliveryError::NoSecret), &schedule), (DeliveryOutcome::Dead, None));
+    }
+}
