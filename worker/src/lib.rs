@@ -1,2 +1,6 @@
-//! Workers: take analysis jobs off the queue, run the engine, report results.
+//! Workers: take analysis jobs off the queue, run the engine, report results; and the deadline
+//! reaper that turns due batch deadlines into expiry messages for the recorder.
 pub mod analysis;
+pub mod flags;
+pub mod jobs;
+pub mod reaper;

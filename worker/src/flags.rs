@@ -1,0 +1,49 @@
+//! Live flags a worker checks before each job: facts that may have changed since the job was
+//! queued (batch canceled, company AI use). Embedded mode reads them from SQLite; distributed
+//! mode from Redis.
+
+use async_trait::async_trait;
+use common::ids::{BatchId, CompanyId};
+use common::store::{RepoError, Store};
+
+#[async_trait]
+pub trait LiveFlags: Send + Sync + 'static {
+    /// False once the batch is canceled or expired: its pending jobs must not be analysed.
+    async fn batch_accepts_work(&self, batch: &BatchId) -> Result<bool, FlagError>;
+    /// The company's AI choice, re-read at processing time.
+    async fn ai_enabled(&self, company: &CompanyId) -> Result<bool, FlagError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("live flags unavailable: {0}")]
+pub struct FlagError(pub String);
+
+impl From<RepoError> for FlagError {
+    fn from(e: RepoError) -> Self {
+        FlagError(e.to_string())
+    }
+}
+
+/// Flags read from the SQLite store (embedded mode).
+pub struct StoreFlags(pub Store);
+
+#[async_trait]
+impl LiveFlags for StoreFlags {
+    async fn batch_accepts_work(&self, batch: &BatchId) -> Result<bool, FlagError> {
+        let id = batch.to_string();
+        let status: Option<String> = self
+            .0
+            .read(move |c| {
+                use rusqlite::OptionalExtension;
+                Ok::<_, RepoError>(c.query_row("SELECT status FROM batches WHERE id = ?1", [id], |r| r.get(0)).optional()?)
+            })
+            .await?;
+        Ok(matches!(status.as_deref(), Some("in_progress")))
+    }
+
+    async fn ai_enabled(&self, company: &CompanyId) -> Result<bool, FlagError> {
+        let company = company.clone();
+        let c = self.0.read(move |c| common::store::companies::get(c, &company)).await?;
+        Ok(c.ai_enabled)
+    }
+}

@@ -1,0 +1,157 @@
+//! The job loop: `concurrency` consumers take jobs (real-time first), check the live flags, read
+//! and decrypt the files, run the engine and publish the outcome for the recorder. A job is acked
+//! only after its outcome is published, so a crash means a redelivery, never a loss; the
+//! recorder's first-terminal-state-wins rule makes the redelivery harmless.
+
+use crate::analysis::{Engine, EngineError};
+use crate::flags::LiveFlags;
+use common::analysis::AnalysisInput;
+use common::blobs::BlobStore;
+use common::domain::{DocumentCategory, ItemError};
+use common::messages::{Job, JobOutcome, JobSource, JobV1, RecorderMessage, RecorderV1};
+use common::queue::{Delivery, Queue, QueueError, Topic};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Engine failures are retried this many times within one delivery before `engine_failure`.
+const ENGINE_ATTEMPTS: u32 = 3;
+
+#[derive(Clone)]
+pub struct Worker {
+    pub queue: Arc<dyn Queue>,
+    pub blobs: BlobStore,
+    pub engine: Arc<dyn Engine>,
+    pub flags: Arc<dyn LiveFlags>,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum JobError {
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    #[error("{0}")]
+    Transient(String),
+}
+
+impl Worker {
+    /// Runs `concurrency` consumers until `shutdown`; each finishes its job in hand first.
+    pub async fn run(self, concurrency: usize, shutdown: CancellationToken) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for slot in 0..concurrency.max(1) {
+            let worker = self.clone();
+            let shutdown = shutdown.clone();
+            tasks.spawn(async move { worker.consume(slot, shutdown).await });
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+
+    async fn consume(&self, slot: usize, shutdown: CancellationToken) {
+        loop {
+            let delivery = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                d = self.queue.receive(&[Topic::JobsRealtime, Topic::JobsBatch]) => d,
+            };
+            match delivery {
+                Ok(d) => self.handle(d).await,
+                Err(e) => {
+                    tracing::error!(slot, error = %e, "cannot take jobs; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn handle(&self, delivery: Delivery) {
+        let job = match serde_json::from_slice::<Job>(&delivery.payload) {
+            Ok(Job::V1(job)) => job,
+            Err(e) => {
+                // It can never succeed: drop it loudly rather than loop on it.
+                tracing::error!(error = %e, "undecodable job dropped");
+                let _ = self.queue.ack(&delivery).await;
+                return;
+            }
+        };
+        match self.process(&job).await {
+            Ok(()) => {
+                if let Err(e) = self.queue.ack(&delivery).await {
+                    tracing::error!(error = %e, "ack failed; the job will be redelivered");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later");
+                let _ = self.queue.nack(&delivery, Duration::from_secs(2)).await;
+            }
+        }
+    }
+
+    async fn process(&self, job: &JobV1) -> Result<(), JobError> {
+        if let Some(outcome) = self.precheck(job).await? {
+            return self.report(&job.source, outcome).await;
+        }
+        self.publish(RecorderV1::JobStarted { source: job.source.clone(), at: chrono::Utc::now() }).await?;
+        let outcome = self.analyse(job).await?;
+        self.report(&job.source, outcome).await
+    }
+
+    /// What ends the job without analysis: canceled batch, passed deadline, AI disabled.
+    async fn precheck(&self, job: &JobV1) -> Result<Option<JobOutcome>, JobError> {
+        if let JobSource::BatchItem { batch_id, .. } = &job.source {
+            if !self.flags.batch_accepts_work(batch_id).await.map_err(|e| JobError::Transient(e.to_string()))? {
+                return Ok(Some(JobOutcome::Canceled));
+            }
+        }
+        if chrono::Utc::now() > job.deadline {
+            return Ok(Some(JobOutcome::Expired));
+        }
+        if job.category == DocumentCategory::Administratif && !self.flags.ai_enabled(&job.company_id).await.map_err(|e| JobError::Transient(e.to_string()))? {
+            return Ok(Some(JobOutcome::Errored {
+                error: ItemError::IaDesactivee,
+                message: "AI use is disabled for the company; the document was not analysed".into(),
+            }));
+        }
+        Ok(None)
+    }
+
+    async fn analyse(&self, job: &JobV1) -> Result<JobOutcome, JobError> {
+        let input = self.read_files(job).await?;
+        let mut last = None;
+        for _ in 0..ENGINE_ATTEMPTS {
+            let engine = self.engine.clone();
+            let input = input.clone();
+            // A panicking engine must not take the worker down: it counts as an engine failure.
+            let result = tokio::spawn(async move { engine.analyse(input).await })
+                .await
+                .unwrap_or_else(|_| Err(EngineError::Failure("the analysis engine crashed on this document".into())));
+            match result {
+                Ok(report) => return Ok(JobOutcome::Analysed { report: Box::new(report) }),
+                Err(e) if e.is_retryable() => last = Some(e),
+                Err(e) => return Ok(JobOutcome::Errored { error: e.item_error(), message: e.to_string() }),
+            }
+        }
+        let e = last.unwrap_or_else(|| EngineError::Failure("the analysis engine failed".into()));
+        Ok(JobOutcome::Errored { error: e.item_error(), message: e.to_string() })
+    }
+
+    async fn read_files(&self, job: &JobV1) -> Result<AnalysisInput, JobError> {
+        let read = |name: String| async move { self.blobs.get(&name, &job.blob_context).await.map_err(|e| JobError::Transient(format!("cannot read document: {e}"))) };
+        let front = read(job.front_blob.clone()).await?;
+        let back = match &job.back_blob {
+            Some(b) => Some(read(b.clone()).await?),
+            None => None,
+        };
+        let selfie = match &job.selfie_blob {
+            Some(b) => Some(read(b.clone()).await?),
+            None => None,
+        };
+        Ok(AnalysisInput { category: job.category, front, back, selfie })
+    }
+
+    async fn report(&self, source: &JobSource, outcome: JobOutcome) -> Result<(), JobError> {
+        self.publish(RecorderV1::JobFinished { source: source.clone(), outcome, at: chrono::Utc::now() }).await
+    }
+
+    async fn publish(&self, message: RecorderV1) -> Result<(), JobError> {
+        let payload = serde_json::to_vec(&RecorderMessage::V1(message)).map_err(|e| JobError::Transient(e.to_string()))?;
+        Ok(self.queue.publish(Topic::Results, payload, Duration::ZERO).await?)
+    }
+}

@@ -1,0 +1,64 @@
+//! The deadline reaper: turns due batch deadlines into `BatchDeadline` messages for the recorder,
+//! which expires what is left. Embedded mode reads the deadlines table; a deadline stays until
+//! the recorder closes the batch, so a lost message is simply sent again.
+
+use async_trait::async_trait;
+use common::ids::BatchId;
+use common::messages::{RecorderMessage, RecorderV1};
+use common::queue::{Queue, Topic};
+use common::store::{RepoError, Store};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Where deadlines are kept.
+#[async_trait]
+pub trait Deadlines: Send + Sync + 'static {
+    /// Batches whose deadline has passed.
+    async fn due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<BatchId>, RepoError>;
+}
+
+/// Deadlines in the SQLite store (embedded mode).
+pub struct StoreDeadlines(pub Store);
+
+#[async_trait]
+impl Deadlines for StoreDeadlines {
+    async fn due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<BatchId>, RepoError> {
+        self.0.read(move |c| common::store::batches::due_deadlines(c, now, 100)).await
+    }
+}
+
+/// A due batch is announced again only after this long (the recorder may be busy).
+const RESEND_AFTER: Duration = Duration::from_secs(30);
+
+pub async fn run(deadlines: Arc<dyn Deadlines>, queue: Arc<dyn Queue>, every: Duration, shutdown: CancellationToken) {
+    let mut sent: HashMap<BatchId, Instant> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let due = match deadlines.due(chrono::Utc::now()).await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read deadlines");
+                continue;
+            }
+        };
+        sent.retain(|_, at| at.elapsed() < RESEND_AFTER);
+        for batch_id in due {
+            if sent.contains_key(&batch_id) {
+                continue;
+            }
+            let message = RecorderMessage::V1(RecorderV1::BatchDeadline { batch_id: batch_id.clone(), at: chrono::Utc::now() });
+            let Ok(payload) = serde_json::to_vec(&message) else { continue };
+            match queue.publish(Topic::Results, payload, Duration::ZERO).await {
+                Ok(()) => {
+                    sent.insert(batch_id, Instant::now());
+                }
+                Err(e) => tracing::error!(error = %e, "cannot publish a batch deadline"),
+            }
+        }
+    }
+}
