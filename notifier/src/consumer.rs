@@ -5,7 +5,9 @@
 use crate::delivery::{Deliverer, DeliveryError};
 use crate::secrets::{SecretError, SecretSource};
 use chrono::Utc;
-use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
+use common::messages::{
+    DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1,
+};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,7 +133,11 @@ impl Consumer {
     ) -> Result<(), SettleError> {
         let message = RecorderMessage::V1(RecorderV1::DeliveryAttempt(record));
         self.queue
-            .publish(Topic::Results, serde_json::to_vec(&message)?, Duration::ZERO)
+            .publish(
+                Topic::Results,
+                serde_json::to_vec(&message)?,
+                Duration::ZERO,
+            )
             .await?;
         if let Some(delay) = next_delay {
             let next = EventDelivery {
@@ -220,22 +226,46 @@ mod tests {
     fn failures_follow_the_schedule_then_die() {
         let schedule = [ms(10), ms(20), ms(30)];
         let failed: Result<u16, DeliveryError> = Err(DeliveryError::Status(500));
-        assert_eq!(decide(1, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
-        assert_eq!(decide(2, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(20))));
-        assert_eq!(decide(3, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(30))));
+        assert_eq!(
+            decide(1, &failed, &schedule),
+            (DeliveryOutcome::Retrying, Some(ms(10)))
+        );
+        assert_eq!(
+            decide(2, &failed, &schedule),
+            (DeliveryOutcome::Retrying, Some(ms(20)))
+        );
+        assert_eq!(
+            decide(3, &failed, &schedule),
+            (DeliveryOutcome::Retrying, Some(ms(30)))
+        );
         assert_eq!(decide(4, &failed, &schedule), (DeliveryOutcome::Dead, None));
         assert_eq!(decide(9, &failed, &schedule), (DeliveryOutcome::Dead, None));
-        assert_eq!(decide(0, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
+        assert_eq!(
+            decide(0, &failed, &schedule),
+            (DeliveryOutcome::Retrying, Some(ms(10)))
+        );
         assert_eq!(decide(1, &failed, &[]), (DeliveryOutcome::Dead, None));
     }
 
     #[test]
     fn success_gone_and_refusals_end_the_event() {
         let schedule = [ms(10)];
-        assert_eq!(decide(1, &Ok(204), &schedule), (DeliveryOutcome::Delivered, None));
-        assert_eq!(decide(1, &Err(DeliveryError::Gone), &schedule), (DeliveryOutcome::Gone, None));
+        assert_eq!(
+            decide(1, &Ok(204), &schedule),
+            (DeliveryOutcome::Delivered, None)
+        );
+        assert_eq!(
+            decide(1, &Err(DeliveryError::Gone), &schedule),
+            (DeliveryOutcome::Gone, None)
+        );
         let refused = Err(DeliveryError::Destination(DestinationError::HttpNotAllowed));
-        assert_eq!(decide(1, &refused, &schedule), (DeliveryOutcome::Dead, None));
-        assert_eq!(decide(1, &Err(DeliveryError::NoSecret), &schedule), (DeliveryOutcome::Dead, None));
+        assert_eq!(
+            decide(1, &refused, &schedule),
+            (DeliveryOutcome::Dead, None)
+        );
+        assert_eq!(
+            decide(1, &Err(DeliveryError::NoSecret), &schedule),
+            (DeliveryOutcome::Dead, None)
+        );
     }
 }

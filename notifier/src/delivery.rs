@@ -87,7 +87,11 @@ impl Deliverer {
     }
 
     /// Makes one attempt; `Ok` carries the receiver's 2xx status.
-    pub async fn deliver(&self, event: &EventDelivery, secrets: &[String]) -> Result<u16, DeliveryError> {
+    pub async fn deliver(
+        &self,
+        event: &EventDelivery,
+        secrets: &[String],
+    ) -> Result<u16, DeliveryError> {
         if secrets.is_empty() {
             return Err(DeliveryError::NoSecret);
         }
@@ -145,7 +149,9 @@ fn classify(status: StatusCode) -> Result<u16, DeliveryError> {
 fn guard_refusal(err: &reqwest::Error) -> Option<DestinationError> {
     let mut source = err.source();
     while let Some(e) = source {
-        if let Some(DestinationError::Forbidden { range, addr }) = e.downcast_ref::<DestinationError>() {
+        if let Some(DestinationError::Forbidden { range, addr }) =
+            e.downcast_ref::<DestinationError>()
+        {
             return Some(DestinationError::Forbidden {
                 range: *range,
                 addr: *addr,
@@ -179,14 +185,45 @@ mod tests {
     fn statuses_are_classified() {
         assert_eq!(classify(StatusCode::OK).ok(), Some(200));
         assert_eq!(classify(StatusCode::NO_CONTENT).ok(), Some(204));
-        assert!(matches!(classify(StatusCode::GONE), Err(DeliveryError::Gone)));
-        assert!(matches!(classify(StatusCode::FOUND), Err(DeliveryError::Redirect(302))));
-        assert!(matches!(classify(StatusCode::NOT_MODIFIED), Err(DeliveryError::Redirect(304))));
-        assert!(matches!(classify(StatusCode::NOT_FOUND), Err(DeliveryError::Status(404))));
+        assert!(matches!(
+            classify(StatusCode::GONE),
+            Err(DeliveryError::Gone)
+        ));
+        assert!(matches!(
+            classify(StatusCode::FOUND),
+            Err(DeliveryError::Redirect(302))
+        ));
+        assert!(matches!(
+            classify(StatusCode::NOT_MODIFIED),
+            Err(DeliveryError::Redirect(304))
+        ));
+        assert!(matches!(
+            classify(StatusCode::NOT_FOUND),
+            Err(DeliveryError::Status(404))
+        ));
         assert!(matches!(
             classify(StatusCode::SERVICE_UNAVAILABLE),
             Err(DeliveryError::Status(503))
         ));
+    }
+
+    #[tokio::test]
+    async fn a_refusal_by_the_client_resolver_is_recognised() {
+        // Stands for a name that passed `resolve_checked` and re-resolved to loopback when the
+        // client connected: the request goes straight through the client, past the first check.
+        let deliverer = Deliverer::new(&NotifierConfig::default()).expect("client");
+        let err = deliverer
+            .client
+            .post("http://localhost:9/")
+            .send()
+            .await
+            .expect_err("localhost must be refused by the resolver");
+        match deliverer.transport_error(err) {
+            DeliveryError::Destination(DestinationError::Forbidden { range, .. }) => {
+                assert_eq!(range, crate::destination::ForbiddenRange::Loopback);
+            }
+            other => panic!("not recognised as a refusal: {other:?}"),
+        }
     }
 
     #[test]
@@ -197,8 +234,14 @@ mod tests {
         assert!(!DeliveryError::Status(500).is_permanent());
         assert!(!DeliveryError::Redirect(302).is_permanent());
         assert!(!DeliveryError::Timeout(Duration::from_secs(15)).is_permanent());
-        assert!(!DeliveryError::Destination(DestinationError::NoAddress { host: "x".into() }).is_permanent());
+        assert!(
+            !DeliveryError::Destination(DestinationError::NoAddress { host: "x".into() })
+                .is_permanent()
+        );
         assert_eq!(DeliveryError::Gone.status_code(), Some(410));
-        assert_eq!(DeliveryError::Timeout(Duration::from_secs(15)).to_string(), "the receiver did not answer within 15s");
+        assert_eq!(
+            DeliveryError::Timeout(Duration::from_secs(15)).to_string(),
+            "the receiver did not answer within 15s"
+        );
     }
 }

@@ -11,7 +11,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::Utc;
 use common::ids::{CompanyId, EventId};
-use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
+use common::messages::{
+    DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1,
+};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use notifier::{NotifierConfig, NotifierError, SecretError, SecretSource};
 use std::collections::{HashMap, VecDeque};
@@ -53,7 +55,11 @@ impl MemoryQueue {
     fn unsettled(&self, topic: Topic) -> usize {
         let state = self.lock();
         state.ready.iter().filter(|e| e.topic == topic).count()
-            + state.in_flight.values().filter(|e| e.topic == topic).count()
+            + state
+                .in_flight
+                .values()
+                .filter(|e| e.topic == topic)
+                .count()
     }
 
     fn try_take(&self, topics: &[Topic]) -> Option<Delivery> {
@@ -80,7 +86,12 @@ impl MemoryQueue {
 
 #[async_trait]
 impl Queue for MemoryQueue {
-    async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
+    async fn publish(
+        &self,
+        topic: Topic,
+        payload: Vec<u8>,
+        delay: Duration,
+    ) -> Result<(), QueueError> {
         let mut state = self.lock();
         state.next_tag += 1;
         let tag = state.next_tag;
@@ -172,7 +183,10 @@ impl Receiver {
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// HMAC-SHA256 over "<id>.<ts>.<body>" with the secret's decoded key, written here with ring
@@ -207,7 +221,7 @@ async fn receive_hook(
         .map(|secret| match (&webhook_id, &timestamp) {
             (Some(id), Some(ts)) => {
                 let expected = format!("v1,{}", expected_signature(secret, id, ts, &body));
-                signatures.iter().any(|s| *s == expected)
+                signatures.contains(&expected)
             }
             _ => false,
         })
@@ -236,13 +250,19 @@ async fn receive_hook(
                 .expect("script lock")
                 .pop_front()
                 .unwrap_or(receiver.fallback);
-            StatusCode::from_u16(code).expect("test status").into_response()
+            StatusCode::from_u16(code)
+                .expect("test status")
+                .into_response()
         }
         _ => StatusCode::OK.into_response(),
     }
 }
 
-async fn start_receiver(secrets: Vec<String>, script: &[u16], fallback: u16) -> (Arc<Receiver>, SocketAddr) {
+async fn start_receiver(
+    secrets: Vec<String>,
+    script: &[u16],
+    fallback: u16,
+) -> (Arc<Receiver>, SocketAddr) {
     let receiver = Arc::new(Receiver {
         secrets,
         script: Mutex::new(script.iter().copied().collect()),
@@ -252,7 +272,9 @@ async fn start_receiver(secrets: Vec<String>, script: &[u16], fallback: u16) -> 
     let app = axum::Router::new()
         .fallback(receive_hook)
         .with_state(Arc::clone(&receiver));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind receiver");
     let addr = listener.local_addr().expect("receiver address");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -275,7 +297,11 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn start_notifier(retry_schedule: Vec<Duration>, allow_hosts: &[&str], timeout: Duration) -> Harness {
+fn start_notifier(
+    retry_schedule: Vec<Duration>,
+    allow_hosts: &[&str],
+    timeout: Duration,
+) -> Harness {
     let queue = Arc::new(MemoryQueue::default());
     let company = CompanyId::generate(Utc::now());
     let secrets = vec![secret_from(7), secret_from(9)];
@@ -340,7 +366,8 @@ impl Harness {
                 .expect("no final outcome in time")
                 .expect("receive result");
             self.queue.ack(&delivery).await.expect("ack result");
-            let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
+            let message: RecorderMessage =
+                serde_json::from_slice(&delivery.payload).expect("decode result");
             let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
                 panic!("unexpected recorder message {message:?}");
             };
@@ -360,7 +387,11 @@ impl Harness {
             .await
             .expect("notifier did not stop");
         ended.expect("notifier task").expect("notifier run");
-        assert_eq!(self.queue.unsettled(Topic::Events), 0, "events left on the queue");
+        assert_eq!(
+            self.queue.unsettled(Topic::Events),
+            0,
+            "events left on the queue"
+        );
     }
 }
 
@@ -372,14 +403,24 @@ fn assert_signed_delivery(hit: &Hit, event: &EventDelivery) {
     assert_eq!(hit.webhook_id.as_deref(), Some(event.event_id.as_str()));
     assert_eq!(hit.content_type.as_deref(), Some("application/json"));
     assert_eq!(hit.body, event.body, "body must be sent byte for byte");
-    assert_eq!(hit.signature_count, 2, "one signature per secret during a rotation");
-    assert_eq!(hit.valid_by_secret, vec![true, true], "both signatures must verify");
+    assert_eq!(
+        hit.signature_count, 2,
+        "one signature per secret during a rotation"
+    );
+    assert_eq!(
+        hit.valid_by_secret,
+        vec![true, true],
+        "both signatures must verify"
+    );
     let ts: i64 = hit
         .timestamp
         .as_deref()
         .and_then(|t| t.parse().ok())
         .expect("numeric webhook-timestamp");
-    assert!((Utc::now().timestamp() - ts).abs() < 60, "timestamp is Unix seconds of now");
+    assert!(
+        (Utc::now().timestamp() - ts).abs() < 60,
+        "timestamp is Unix seconds of now"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -405,29 +446,47 @@ async fn delivers_a_signed_event() {
 
 #[tokio::test]
 async fn retries_on_the_schedule_with_the_same_webhook_id() {
-    let (receiver, addr) = start_receiver(vec![secret_from(7), secret_from(9)], &[500, 500, 200], 200).await;
-    let notifier = start_notifier(vec![ms(50), ms(50), ms(50)], &["127.0.0.1"], Duration::from_secs(5));
+    let (receiver, addr) =
+        start_receiver(vec![secret_from(7), secret_from(9)], &[500, 500, 200], 200).await;
+    let notifier = start_notifier(
+        vec![ms(50), ms(50), ms(50)],
+        &["127.0.0.1"],
+        Duration::from_secs(5),
+    );
 
     let event = notifier.publish_event(format!("http://{addr}/hook")).await;
     let attempts = notifier.attempts_until_final(&event).await;
 
     assert_eq!(
         outcomes(&attempts),
-        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Retrying, DeliveryOutcome::Delivered]
+        vec![
+            DeliveryOutcome::Retrying,
+            DeliveryOutcome::Retrying,
+            DeliveryOutcome::Delivered
+        ]
     );
-    assert_eq!(attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(
+        attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
     assert_eq!(
         attempts.iter().map(|a| a.status_code).collect::<Vec<_>>(),
         vec![Some(500), Some(500), Some(200)]
     );
-    assert_eq!(attempts[0].error.as_deref(), Some("the receiver answered 500"));
+    assert_eq!(
+        attempts[0].error.as_deref(),
+        Some("the receiver answered 500")
+    );
     let hits = receiver.hits();
     assert_eq!(hits.len(), 3);
     for hit in &hits {
         assert_signed_delivery(hit, &event);
     }
     for pair in hits.windows(2) {
-        assert!(pair[1].at - pair[0].at >= ms(50), "retry came before its delay");
+        assert!(
+            pair[1].at - pair[0].at >= ms(50),
+            "retry came before its delay"
+        );
     }
     notifier.stop().await;
 }
@@ -477,16 +536,24 @@ async fn redirects_are_not_followed() {
     let (receiver, addr) = start_receiver(vec![secret_from(7), secret_from(9)], &[], 200).await;
     let notifier = start_notifier(vec![ms(20)], &["127.0.0.1"], Duration::from_secs(5));
 
-    let event = notifier.publish_event(format!("http://{addr}/redirect")).await;
+    let event = notifier
+        .publish_event(format!("http://{addr}/redirect"))
+        .await;
     let attempts = notifier.attempts_until_final(&event).await;
 
-    assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]);
+    assert_eq!(
+        outcomes(&attempts),
+        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]
+    );
     assert!(attempts.iter().all(|a| a.status_code == Some(302)));
     let error = attempts[0].error.as_deref().unwrap_or_default();
     assert!(error.contains("redirect"), "{error}");
     let hits = receiver.hits();
     assert_eq!(hits.len(), 2);
-    assert!(hits.iter().all(|h| h.path == "/redirect"), "the Location was followed: {hits:?}");
+    assert!(
+        hits.iter().all(|h| h.path == "/redirect"),
+        "the Location was followed: {hits:?}"
+    );
     notifier.stop().await;
 }
 
@@ -500,7 +567,10 @@ async fn internal_destinations_are_refused_without_a_request() {
     let cases = [
         (format!("https://127.0.0.1:{port}/hook"), "loopback"),
         (format!("https://localhost:{port}/hook"), "loopback"),
-        (format!("https://[::ffff:127.0.0.1]:{port}/hook"), "loopback"),
+        (
+            format!("https://[::ffff:127.0.0.1]:{port}/hook"),
+            "loopback",
+        ),
         (format!("http://127.0.0.1:{port}/hook"), "https"),
         (format!("https://169.254.169.254:{port}/latest"), "metadata"),
     ];
@@ -512,10 +582,16 @@ async fn internal_destinations_are_refused_without_a_request() {
         let error = attempts[0].error.as_deref().unwrap_or_default();
         assert!(error.starts_with("The webhook URL"), "{url}: {error}");
         assert!(error.contains(expected), "{url}: {error}");
-        assert!(!error.contains(&port.to_string()), "the error must not echo the URL: {error}");
+        assert!(
+            !error.contains(&port.to_string()),
+            "the error must not echo the URL: {error}"
+        );
     }
     tokio::time::sleep(ms(200)).await;
-    assert!(receiver.hits().is_empty(), "a refused destination was contacted");
+    assert!(
+        receiver.hits().is_empty(),
+        "a refused destination was contacted"
+    );
     notifier.stop().await;
 }
 
@@ -527,9 +603,15 @@ async fn slow_receivers_time_out_and_are_retried() {
     let event = notifier.publish_event(format!("http://{addr}/slow")).await;
     let attempts = notifier.attempts_until_final(&event).await;
 
-    assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]);
+    assert_eq!(
+        outcomes(&attempts),
+        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]
+    );
     assert_eq!(attempts[0].status_code, None);
-    assert_eq!(attempts[0].error.as_deref(), Some("the receiver did not answer within 300ms"));
+    assert_eq!(
+        attempts[0].error.as_deref(),
+        Some("the receiver did not answer within 300ms")
+    );
     assert_eq!(receiver.hits().len(), 2);
     notifier.stop().await;
 }
@@ -545,11 +627,17 @@ async fn unknown_companies_and_undecodable_messages_do_not_block_the_queue() {
         .await
         .expect("publish garbage");
     let orphan = notifier
-        .publish_event_for(CompanyId::generate(Utc::now()), format!("http://{addr}/hook"))
+        .publish_event_for(
+            CompanyId::generate(Utc::now()),
+            format!("http://{addr}/hook"),
+        )
         .await;
     let attempts = notifier.attempts_until_final(&orphan).await;
     assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Dead]);
-    assert_eq!(attempts[0].error.as_deref(), Some("the company has no webhook signing secret"));
+    assert_eq!(
+        attempts[0].error.as_deref(),
+        Some("the company has no webhook signing secret")
+    );
 
     let event = notifier.publish_event(format!("http://{addr}/hook")).await;
     let attempts = notifier.attempts_until_final(&event).await;
@@ -569,7 +657,10 @@ async fn shutdown_finishes_the_attempt_in_flight() {
     // Wait until the receiver has the request, then ask the notifier to stop mid-attempt.
     let started = Instant::now();
     while receiver.hits().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the attempt never started");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the attempt never started"
+        );
         tokio::time::sleep(ms(10)).await;
     }
     let queue = Arc::clone(&notifier.queue);
@@ -583,8 +674,11 @@ async fn shutdown_finishes_the_attempt_in_flight() {
 
     // The attempt completed, was reported, and its event acked rather than left for a repeat.
     assert_eq!(queue.unsettled(Topic::Events), 0);
-    let delivery = queue.try_take(&[Topic::Results]).expect("the attempt was reported");
-    let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
+    let delivery = queue
+        .try_take(&[Topic::Results])
+        .expect("the attempt was reported");
+    let message: RecorderMessage =
+        serde_json::from_slice(&delivery.payload).expect("decode result");
     let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
         panic!("unexpected recorder message");
     };

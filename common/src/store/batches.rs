@@ -293,3 +293,78 @@ pub fn due_deadlines(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<V
     let ids = stmt.query_map(params![now.timestamp_millis(), limit], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
     ids.iter().map(|s| stored(s)).collect()
 }
+
+/// What the recorder needs of a document to apply its result.
+pub struct ItemForResult {
+    pub company_id: CompanyId,
+    pub status: ItemStatus,
+    pub category: DocumentCategory,
+    pub external_ref: Option<String>,
+    pub files: Vec<(crate::domain::ImageSide, String, String)>,
+}
+
+/// The document behind a job result, if it exists.
+pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> Result<Option<ItemForResult>, RepoError> {
+    type Raw = (String, String, String, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+    let row: Option<Raw> = c
+        .query_row(
+            "SELECT company_id, status, category, external_ref, front_blob, front_kind, back_blob, back_kind FROM batch_items WHERE id = ?1 AND batch_id = ?2",
+            [item.as_str(), batch.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+        )
+        .optional()?;
+    let Some(r) = row else { return Ok(None) };
+    let mut files = Vec::new();
+    if let (Some(blob), Some(kind)) = (r.4, r.5) {
+        files.push((crate::domain::ImageSide::Recto, blob, kind));
+    }
+    if let (Some(blob), Some(kind)) = (r.6, r.7) {
+        files.push((crate::domain::ImageSide::Verso, blob, kind));
+    }
+    Ok(Some(ItemForResult { company_id: stored(&r.0)?, status: stored(&r.1)?, category: stored(&r.2)?, external_ref: r.3, files }))
+}
+
+/// Marks a document taken by a worker.
+pub fn mark_processing(tx: &Connection, item: &BatchItemId) -> Result<(), RepoError> {
+    tx.execute("UPDATE batch_items SET status = 'processing' WHERE id = ?1 AND status = 'pending'", [item.as_str()])?;
+    Ok(())
+}
+
+/// Moves a document to a terminal state unless it already has one (the first one wins).
+pub fn settle_item(
+    tx: &Connection,
+    item: &BatchItemId,
+    status: ItemStatus,
+    error: Option<crate::domain::ItemError>,
+    consultation: Option<&crate::ids::ConsultationId>,
+    now: DateTime<Utc>,
+) -> Result<bool, RepoError> {
+    let n = tx.execute(
+        "UPDATE batch_items SET status = ?2, error = ?3, consultation_id = ?4, finished_at = ?5 WHERE id = ?1 AND status IN ('uploading', 'pending', 'processing')",
+        params![item.as_str(), status.as_str(), error.map(|e| e.as_str()), consultation.map(|c| c.as_str()), crate::time::format(now)],
+    )?;
+    Ok(n == 1)
+}
+
+/// Settled documents still holding their deposit files: (item, blobs).
+pub fn releasable_files(c: &Connection, limit: u32) -> Result<Vec<(String, Vec<String>)>, RepoError> {
+    let mut stmt = c.prepare(
+        "SELECT id, front_blob, back_blob FROM batch_items WHERE status IN ('succeeded', 'errored', 'canceled', 'expired') AND (front_blob IS NOT NULL OR back_blob IS NOT NULL) LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit], |r| {
+        let blobs: Vec<String> = [r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?].into_iter().flatten().collect();
+        Ok((r.get::<_, String>(0)?, blobs))
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The deposit files of a document are deleted; a document that produced no consultation stops
+/// counting toward the non-purged limit.
+pub fn files_released(tx: &Connection, item: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
+    tx.execute(
+        "UPDATE batch_items SET front_blob = NULL, back_blob = NULL,
+         images_released_at = CASE WHEN consultation_id IS NULL THEN ?2 ELSE images_released_at END WHERE id = ?1",
+        params![item, crate::time::format(now)],
+    )?;
+    Ok(())
+}

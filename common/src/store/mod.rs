@@ -11,6 +11,8 @@ pub mod error;
 pub mod events;
 pub mod migrations;
 pub mod outbox;
+pub mod reviews;
+pub mod usage;
 pub mod verifications;
 pub mod workflows;
 

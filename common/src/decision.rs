@@ -1,0 +1,73 @@
+//! The workflow decision (`API.md`, Verdict and decision): a default from the verdict, then the
+//! client's rules. The verdict itself is never changed.
+
+use crate::analysis::AnalysisReport;
+use crate::domain::{Decision, ReviewStatus, Verdict};
+use crate::model::WorkflowRules;
+
+/// The decision and the review status it implies.
+pub fn decide(report: &AnalysisReport, rules: &WorkflowRules) -> (Decision, Option<ReviewStatus>) {
+    let mut decision = match report.verdict {
+        Verdict::Conforme | Verdict::SansAnomalie => Decision::Conforme,
+        Verdict::Suspect | Verdict::AnalyseImpossible => Decision::AVerifier,
+        Verdict::NonConforme => Decision::Refuse,
+    };
+    if decision != Decision::Refuse && violates(report, rules) {
+        decision = Decision::Refuse;
+    }
+    if decision == Decision::Conforme && rules.systematic_review {
+        decision = Decision::AVerifier;
+    }
+    let review = (decision == Decision::AVerifier).then_some(ReviewStatus::Pending);
+    (decision, review)
+}
+
+fn violates(report: &AnalysisReport, rules: &WorkflowRules) -> bool {
+    let too_young = matches!((rules.min_age, report.holder_age), (Some(min), Some(age)) if age < min);
+    let listed = |list: &Option<Vec<String>>, value: Option<&str>| match (list, value) {
+        (Some(list), Some(v)) => list.iter().any(|x| x.eq_ignore_ascii_case(v)),
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
+    let country_ok = listed(&rules.accepted_countries, report.document_country.as_deref());
+    let type_ok = listed(&rules.accepted_document_types, Some(report.document_type.as_str()));
+    too_young || !country_ok || !type_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(verdict: Verdict) -> AnalysisReport {
+        AnalysisReport {
+            verdict,
+            document_type: "passeport".into(),
+            document_country: Some("FRA".into()),
+            anomalies: vec![],
+            two_d_doc: None,
+            holder_age: Some(17),
+            pages: 1,
+        }
+    }
+
+    #[test]
+    fn default_decisions_follow_the_verdict() {
+        let none = WorkflowRules::default();
+        assert_eq!(decide(&report(Verdict::Conforme), &none), (Decision::Conforme, None));
+        assert_eq!(decide(&report(Verdict::Suspect), &none), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+        assert_eq!(decide(&report(Verdict::NonConforme), &none), (Decision::Refuse, None));
+        assert_eq!(decide(&report(Verdict::AnalyseImpossible), &none), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+    }
+
+    #[test]
+    fn rules_apply() {
+        let adult = WorkflowRules { min_age: Some(18), ..Default::default() };
+        assert_eq!(decide(&report(Verdict::Conforme), &adult).0, Decision::Refuse);
+        let countries = WorkflowRules { accepted_countries: Some(vec!["BEL".into()]), ..Default::default() };
+        assert_eq!(decide(&report(Verdict::Conforme), &countries).0, Decision::Refuse);
+        let types = WorkflowRules { accepted_document_types: Some(vec!["passeport".into()]), ..Default::default() };
+        assert_eq!(decide(&report(Verdict::Conforme), &types).0, Decision::Conforme);
+        let review = WorkflowRules { systematic_review: true, ..Default::default() };
+        assert_eq!(decide(&report(Verdict::Conforme), &review), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+    }
+}

@@ -1,0 +1,76 @@
+//! `GET /api/v1/consultations` (filters, keyset cursor) and `GET /api/v1/consultations/{id}`.
+
+use super::path_id;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::input::Query;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use common::ids::{ConsultationId, WorkflowId};
+use common::model::Consultation;
+use common::store::consultations::{self, Cursor, Filter};
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListQuery {
+    limit: Option<String>,
+    cursor: Option<String>,
+    workflow_id: Option<String>,
+    verdict: Option<String>,
+    decision: Option<String>,
+    external_ref: Option<String>,
+    created_after: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    pub data: Vec<Consultation>,
+    pub next_cursor: Option<String>,
+}
+
+/// `limit`: 1 to 100, default 20.
+pub fn page_size(raw: Option<&str>) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(20),
+        Some(s) => s.parse::<u32>().ok().filter(|n| (1..=100).contains(n)).ok_or_else(|| ApiError::invalid_request("limit", "limit must be an integer from 1 to 100.")),
+    }
+}
+
+fn parse_enum<T: std::str::FromStr>(field: &'static str, raw: Option<String>, allowed: &str) -> Result<Option<T>, ApiError> {
+    raw.map(|s| s.parse().map_err(|_| ApiError::invalid_request(field, format!("{field} must be one of {allowed}.")))).transpose()
+}
+
+fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
+    let limit = page_size(q.limit.as_deref())?;
+    let cursor = q.cursor.map(|c| Cursor::decode(&c).ok_or_else(|| ApiError::invalid_request("cursor", "cursor is not a value returned as nextCursor."))).transpose()?;
+    let workflow_id = q.workflow_id.map(|w| w.parse::<WorkflowId>().map_err(|_| ApiError::invalid_request("workflowId", "workflowId is not a workflow id."))).transpose()?;
+    let created_after = q
+        .created_after
+        .map(|t| common::time::parse(&t).ok_or_else(|| ApiError::invalid_request("createdAfter", "createdAfter must be an RFC 3339 date-time.")))
+        .transpose()?;
+    let external_ref = crate::input::external_ref("externalRef", q.external_ref)?;
+    let filter = Filter {
+        workflow_id,
+        verdict: parse_enum("verdict", q.verdict, "conforme, sans_anomalie, non_conforme, suspect, analyse_impossible")?,
+        decision: parse_enum("decision", q.decision, "conforme, a_verifier, refuse")?,
+        external_ref,
+        created_after,
+    };
+    Ok((filter, cursor, limit))
+}
+
+pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<Json<Page>> {
+    let (filter, cursor, limit) = filter(q)?;
+    let company = caller.company_id;
+    let (data, next) = state.store.read(move |c| consultations::list(c, &company, &filter, cursor, limit)).await?;
+    Ok(Json(Page { data, next_cursor: next.map(Cursor::encode) }))
+}
+
+pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Consultation>> {
+    let id: ConsultationId = path_id(&id)?;
+    let company = caller.company_id;
+    Ok(Json(state.store.read(move |c| consultations::get(c, &company, &id)).await?))
+}

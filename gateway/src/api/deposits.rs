@@ -1,0 +1,162 @@
+//! `POST /api/v1/batches/{id}/documents`: validate everything that can be validated before a byte
+//! is stored, encrypt the files, then record the deposit in one transaction that re-checks every
+//! limit. A refusal deletes the files it wrote: nothing is left half-written.
+
+use super::path_id;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::input::{external_ref, Json};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use common::document::{self, DocumentError, FileKind};
+use common::domain::DocumentCategory;
+use common::ids::{BatchId, BatchItemId};
+use common::postal::{commune_for, PostalCode};
+use common::store::batches::{self, NewItem};
+use serde::{Deserialize, Serialize};
+
+/// 10 Mo per decoded document (front or back).
+pub const MAX_DOCUMENT_BYTES: usize = 10_000_000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DepositRequest {
+    document_category: Option<String>,
+    document: Option<String>,
+    document_verso: Option<String>,
+    external_ref: Option<String>,
+    agency_postal_code: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct Deposited {
+    pub id: BatchItemId,
+    pub position: u32,
+}
+
+/// A file that passed every check of the deposit.
+struct CheckedFile {
+    bytes: Vec<u8>,
+    kind: FileKind,
+}
+
+fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) -> Result<CheckedFile, ApiError> {
+    let bytes = document::decode_base64_document(encoded).map_err(|e| match e {
+        DocumentError::Empty => ApiError::invalid_document(field, format!("{field} is empty.")),
+        _ => ApiError::invalid_document(field, format!("{field} is not valid base64.")),
+    })?;
+    if bytes.len() > MAX_DOCUMENT_BYTES {
+        return Err(ApiError { field: Some(field), ..ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "document_too_large", format!("{field} exceeds 10 Mo (10,000,000 bytes) once decoded.")) });
+    }
+    let kind = document::sniff(&bytes).filter(|k| k.allowed_for(category)).ok_or_else(|| {
+        let allowed = match category {
+            DocumentCategory::Identite => "a JPEG, PNG or WebP image",
+            DocumentCategory::Administratif => "a single-page PDF, a JPEG, PNG, WebP or single-page TIFF",
+        };
+        ApiError::invalid_document(field, format!("{field} must be {allowed} for a {category} document."))
+    })?;
+    match document::page_count(kind, &bytes) {
+        Ok(1) => {}
+        Ok(n) => return Err(ApiError::invalid_document(field, format!("{field} has {n} pages; one page only."))),
+        Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => return Err(ApiError::invalid_document(field, m)),
+        // Bytes that look right but do not parse are the analysis's finding (`unreadable_document`).
+        Err(_) => {}
+    }
+    Ok(CheckedFile { bytes, kind })
+}
+
+struct Request {
+    category: DocumentCategory,
+    external_ref: Option<String>,
+    postal: Option<(String, String)>,
+    document: String,
+    verso: Option<String>,
+}
+
+fn parse_request(req: DepositRequest) -> Result<Request, ApiError> {
+    let category: DocumentCategory = req
+        .document_category
+        .ok_or_else(|| ApiError::invalid_request("documentCategory", "documentCategory is required."))?
+        .parse()
+        .map_err(|_| ApiError::invalid_request("documentCategory", "documentCategory must be identite or administratif."))?;
+    let document = req.document.ok_or_else(|| ApiError::invalid_request("document", "document is required."))?;
+    if req.document_verso.is_some() && category == DocumentCategory::Administratif {
+        return Err(ApiError::invalid_document("documentVerso", "documentVerso is refused for an administrative document (one file only)."));
+    }
+    let postal = req
+        .agency_postal_code
+        .map(|raw| {
+            let code = PostalCode::parse(&raw).map_err(|_| ApiError::invalid_request("agencyPostalCode", "agencyPostalCode must be five digits."))?;
+            let commune = commune_for(&code)
+                .ok_or_else(|| ApiError::invalid_request("agencyPostalCode", "agencyPostalCode matches no commune (CEDEX codes are not accepted)."))?;
+            Ok::<_, ApiError>((code.as_str().to_owned(), commune.insee.to_owned()))
+        })
+        .transpose()?;
+    Ok(Request { category, external_ref: external_ref("externalRef", req.external_ref)?, postal, document, verso: req.document_verso })
+}
+
+pub async fn deposit(State(state): State<AppState>, caller: Caller, Path(id): Path<String>, Json(req): Json<DepositRequest>) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
+    let batch_id: BatchId = path_id(&id)?;
+    let req = parse_request(req)?;
+    precheck(&state, &caller, &batch_id, req.category).await?;
+
+    let category = req.category;
+    let (front, back) = tokio::task::spawn_blocking(move || {
+        let front = check_file("document", &req.document, category)?;
+        let back = req.verso.as_deref().map(|v| check_file("documentVerso", v, category)).transpose()?;
+        Ok::<_, ApiError>((front, back))
+    })
+    .await
+    .map_err(|e| ApiError::internal("deposit decoding", e))??;
+
+    let item_id = BatchItemId::generate(chrono::Utc::now());
+    let context = batches::blob_context(&caller.company_id, &item_id);
+    let front_blob = common::blobs::BlobStore::new_name();
+    let back_blob = back.as_ref().map(|_| common::blobs::BlobStore::new_name());
+    let bytes = (front.bytes.len() + back.as_ref().map_or(0, |b| b.bytes.len())) as i64;
+    let new = NewItem {
+        id: item_id.clone(),
+        category,
+        external_ref: req.external_ref,
+        agency_postal_code: req.postal.as_ref().map(|p| p.0.clone()),
+        agency_insee: req.postal.map(|p| p.1),
+        front_blob: front_blob.clone(),
+        front_kind: front.kind.as_str().to_owned(),
+        back_blob: back_blob.clone(),
+        back_kind: back.as_ref().map(|b| b.kind.as_str().to_owned()),
+        bytes,
+    };
+    let written = store_files(&state, &context, (&front_blob, &front), back_blob.as_deref().zip(back.as_ref())).await;
+    let recorded = match written {
+        Ok(()) => {
+            let (company, limit) = (caller.company_id.clone(), state.volume_limit);
+            state.store.write(move |tx| batches::deposit(tx, &company, &batch_id, &new, limit, chrono::Utc::now())).await.map_err(ApiError::from)
+        }
+        Err(e) => Err(e),
+    };
+    match recorded {
+        Ok(position) => Ok((StatusCode::CREATED, axum::Json(Deposited { id: item_id, position }))),
+        Err(e) => {
+            for blob in std::iter::once(&front_blob).chain(back_blob.as_ref()) {
+                if let Err(del) = state.blobs.delete(blob).await {
+                    tracing::error!(error = %del, "cannot delete the file of a refused deposit");
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Refuses early (before decoding and encrypting) what the transaction would refuse anyway.
+async fn precheck(state: &AppState, caller: &Caller, batch: &BatchId, category: DocumentCategory) -> Result<(), ApiError> {
+    let (company, batch) = (caller.company_id.clone(), batch.clone());
+    Ok(state.store.read(move |c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now())).await?)
+}
+
+async fn store_files(state: &AppState, context: &str, front: (&str, &CheckedFile), back: Option<(&str, &CheckedFile)>) -> Result<(), ApiError> {
+    for (name, file) in std::iter::once(front).chain(back) {
+        state.blobs.put(name, context, &file.bytes).await.map_err(|e| ApiError::internal("deposit blob", e))?;
+    }
+    Ok(())
+}

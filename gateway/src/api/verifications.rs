@@ -1,0 +1,76 @@
+//! Verification sessions: `POST /api/v1/verifications` (server-side only) and the additive
+//! `GET /api/v1/verifications/{id}`.
+
+use super::path_id;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::input::{external_ref, Json};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use common::ids::{VerificationId, WorkflowId};
+use common::model::VerificationSession;
+use common::store::verifications;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateRequest {
+    workflow_id: Option<String>,
+    external_ref: Option<String>,
+    expires_in_minutes: Option<i64>,
+}
+
+const DEFAULT_EXPIRY_MINUTES: i64 = 1440;
+
+pub fn journey_url(base: &str, token: &str) -> String {
+    format!("{base}/v/{token}")
+}
+
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, caller: Caller, Json(req): Json<CreateRequest>) -> ApiResult<(StatusCode, axum::Json<VerificationSession>)> {
+    if headers.contains_key(axum::http::header::ORIGIN) {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", "Sessions must be created from your server, never from a browser."));
+    }
+    if let Err(wait) = state.realtime_limiter.check(caller.company_id.as_str()) {
+        return Err(ApiError::rate_limited(wait));
+    }
+    let workflow_raw = req.workflow_id.ok_or_else(|| ApiError::invalid_request("workflowId", "workflowId is required."))?;
+    let workflow_id: WorkflowId = workflow_raw.parse().map_err(|_| ApiError::not_found())?;
+    let external_ref = external_ref("externalRef", req.external_ref)?;
+    let minutes = req.expires_in_minutes.unwrap_or(DEFAULT_EXPIRY_MINUTES);
+    if !(5..=10080).contains(&minutes) {
+        return Err(ApiError::invalid_request("expiresInMinutes", "expiresInMinutes must be between 5 and 10080."));
+    }
+    let token = common::ids::random_base62(43);
+    let now = chrono::Utc::now();
+    let id = VerificationId::generate(now);
+    let sealed = state.keys.seal(&verifications::token_context(&id), token.as_bytes());
+    let url = journey_url(&state.public_base, &token);
+    let company = caller.company_id;
+    let session = state
+        .store
+        .write(move |tx| {
+            let new = verifications::NewSession {
+                company: &company,
+                workflow_id: &workflow_id,
+                external_ref: external_ref.as_deref(),
+                expires_in_minutes: minutes,
+                token: &token,
+                token_sealed: sealed,
+                url,
+            };
+            verifications::create(tx, &id, new, now)
+        })
+        .await?;
+    Ok((StatusCode::CREATED, axum::Json(session)))
+}
+
+pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<VerificationSession>> {
+    let id: VerificationId = path_id(&id)?;
+    let company = caller.company_id;
+    let lookup = id.clone();
+    let (mut session, sealed) = state.store.read(move |c| verifications::get(c, &company, &lookup, chrono::Utc::now())).await?;
+    let token = state.keys.open(&verifications::token_context(&id), &sealed).map_err(|e| ApiError::internal("journey token", e))?;
+    session.verification_url = journey_url(&state.public_base, &String::from_utf8_lossy(&token));
+    Ok(axum::Json(session))
+}

@@ -1,0 +1,98 @@
+//! The one HTTP error type: every refusal of the API is an `ApiError` with a status and a code
+//! of `API.md`. Internal errors are logged with the request id and answer a bare 500.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use common::store::{RepoError, StoreError};
+use serde::Serialize;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub field: Option<&'static str>,
+    pub retry_after: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: &'a str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into(), field: None, retry_after: None }
+    }
+
+    pub fn invalid_request(field: &'static str, message: impl Into<String>) -> Self {
+        Self { field: Some(field), ..Self::new(StatusCode::BAD_REQUEST, "invalid_request", message) }
+    }
+
+    pub fn malformed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    pub fn invalid_document(field: &'static str, message: impl Into<String>) -> Self {
+        Self { field: Some(field), ..Self::new(StatusCode::BAD_REQUEST, "invalid_document", message) }
+    }
+
+    pub fn invalid_api_key() -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "invalid_api_key", "The API key is absent, malformed, unknown or revoked.")
+    }
+
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", "No such resource.")
+    }
+
+    pub fn internal(context: &str, error: impl std::fmt::Display) -> Self {
+        // The detail goes to the log (with the request id of the current span), never to the client.
+        tracing::error!(context, error = %error, "internal error");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "An internal error occurred; it has been logged with the request id.")
+    }
+
+    pub fn rate_limited(retry_after: u64) -> Self {
+        Self { retry_after: Some(retry_after.max(1)), ..Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests; retry after the delay given in Retry-After.") }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Body { error: self.code, message: &self.message, field: self.field };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+impl From<RepoError> for ApiError {
+    fn from(e: RepoError) -> Self {
+        use StatusCode as S;
+        match e {
+            RepoError::NotFound => Self::not_found(),
+            RepoError::InvalidState(m) => Self::new(S::CONFLICT, "invalid_state", m),
+            RepoError::BatchEmpty => Self::new(S::CONFLICT, "batch_empty", "The batch holds no document; deposit at least one before submitting."),
+            RepoError::TooManyOpenBatches => Self::new(S::TOO_MANY_REQUESTS, "too_many_open_batches", e.to_string()),
+            RepoError::BatchFull => Self::new(S::TOO_MANY_REQUESTS, "batch_full", e.to_string()),
+            RepoError::DocumentQuota => Self::new(S::TOO_MANY_REQUESTS, "document_quota_exceeded", e.to_string()),
+            RepoError::VolumeQuota => Self::new(S::TOO_MANY_REQUESTS, "volume_quota_exceeded", e.to_string()),
+            RepoError::IaDesactivee => Self::new(S::FORBIDDEN, "ia_desactivee", e.to_string()),
+            RepoError::Invalid { field, message } => Self::invalid_request(field, message),
+            RepoError::Refused(m) => Self::new(S::FORBIDDEN, "forbidden", m),
+            RepoError::Store(e) => Self::internal("store", e),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        Self::internal("store", e)
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

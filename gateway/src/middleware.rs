@@ -1,0 +1,49 @@
+//! Layers around every route: request ids (`x-request-id` on every response), JSON access logs
+//! with that id, body cap, panic catching (→ 500 `internal_error`), refusal of CORS preflights,
+//! and request metrics.
+
+use crate::error::ApiError;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderName, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+pub fn wrap(router: Router) -> Router {
+    router
+        .layer(axum::extract::DefaultBodyLimit::max(crate::BODY_LIMIT))
+        .layer(middleware::from_fn(refuse_preflight))
+        .layer(middleware::from_fn(record_metrics))
+        .layer(CatchPanicLayer::custom(|_| ApiError::internal("handler", "panic").into_response()))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            // The path only: query strings may carry client references, bodies are never logged.
+            tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+        }))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// No CORS: a browser preflight is refused outright.
+async fn refuse_preflight(req: Request, next: Next) -> Response {
+    if req.method() == Method::OPTIONS {
+        return ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", "Cross-origin browser requests are not allowed.").into_response();
+    }
+    next.run(req).await
+}
+
+async fn record_metrics(req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
+    let method = req.method().to_string();
+    let start = std::time::Instant::now();
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("sceau_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status).increment(1);
+    metrics::histogram!("sceau_http_request_duration_seconds", "route" => route, "method" => method).record(start.elapsed().as_secs_f64());
+    response
+}

@@ -1,0 +1,226 @@
+//! The recorder: the one consumer of `results`. It applies worker outcomes, batch deadlines and
+//! delivery attempts to SQLite with conditional updates (the first terminal state of a document
+//! wins, so a redelivered result changes nothing), writes the events of what changed to the
+//! outbox in the same transaction, and only then acks.
+
+use common::blobs::BlobStore;
+use common::domain::{ImageSide, ItemError, ItemStatus};
+use common::ids::{BatchId, BatchItemId, ConsultationId};
+use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
+use common::queue::{Delivery, Queue, Topic};
+use common::store::consultations::{self, NewConsultation};
+use common::store::{batches, events, workflows, RepoError, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone)]
+pub struct Recorder {
+    pub store: Store,
+    pub blobs: BlobStore,
+    pub queue: Arc<dyn Queue>,
+    pub outbox_wake: Arc<Notify>,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error("blob: {0}")]
+    Blob(#[from] common::blobs::BlobError),
+}
+
+impl Recorder {
+    pub async fn run(self, shutdown: CancellationToken) {
+        loop {
+            let delivery = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                d = self.queue.receive(&[Topic::Results]) => d,
+            };
+            match delivery {
+                Ok(d) => self.handle(d).await,
+                Err(e) => {
+                    tracing::error!(error = %e, "recorder cannot read results");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn handle(&self, delivery: Delivery) {
+        let message = match serde_json::from_slice::<RecorderMessage>(&delivery.payload) {
+            Ok(RecorderMessage::V1(m)) => m,
+            Err(e) => {
+                tracing::error!(error = %e, "undecodable result dropped");
+                let _ = self.queue.ack(&delivery).await;
+                return;
+            }
+        };
+        match self.apply(message).await {
+            Ok(()) => {
+                self.outbox_wake.notify_one();
+                if let Err(e) = self.queue.ack(&delivery).await {
+                    tracing::error!(error = %e, "result ack failed; it will be applied again (harmlessly)");
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot record a result; retrying");
+                let _ = self.queue.nack(&delivery, Duration::from_secs(1)).await;
+            }
+        }
+    }
+
+    async fn apply(&self, message: RecorderV1) -> Result<(), RecordError> {
+        match message {
+            RecorderV1::JobStarted { source: JobSource::BatchItem { item_id, .. }, .. } => {
+                self.store.write(move |tx| batches::mark_processing(tx, &item_id)).await?;
+            }
+            RecorderV1::JobStarted { source: JobSource::Verification { .. }, .. } => {}
+            RecorderV1::JobFinished { source: JobSource::BatchItem { batch_id, item_id }, outcome, at } => {
+                self.finish_batch_item(batch_id, item_id, outcome, at).await?;
+            }
+            RecorderV1::JobFinished { source: JobSource::Verification { verification_id }, .. } => {
+                // Journey uploads do not exist yet (journey issue): no job of this kind is ever queued.
+                tracing::warn!(%verification_id, "verification result received before journeys exist; ignored");
+            }
+            RecorderV1::BatchDeadline { batch_id, at } => {
+                let expired = self.store.write(move |tx| batches::expire_if_due(tx, &batch_id, at.max(chrono::Utc::now()))).await?;
+                if expired {
+                    metrics::counter!("sceau_batches_expired_total").increment(1);
+                }
+            }
+            RecorderV1::DeliveryAttempt(attempt) => {
+                self.store.write(move |tx| events::record_attempt(tx, &attempt)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn finish_batch_item(&self, batch_id: BatchId, item_id: BatchItemId, outcome: JobOutcome, at: chrono::DateTime<chrono::Utc>) -> Result<(), RecordError> {
+        let (b, i) = (batch_id.clone(), item_id.clone());
+        let Some(item) = self.store.read(move |c| batches::item_for_result(c, &b, &i)).await? else {
+            tracing::warn!(%item_id, "result for an unknown document ignored");
+            return Ok(());
+        };
+        if item.status.is_terminal() {
+            return Ok(());
+        }
+        let (status, error) = match outcome {
+            JobOutcome::Analysed { report } => return self.record_consultation(batch_id, item_id, item, *report, at).await,
+            JobOutcome::Errored { error, .. } => (ItemStatus::Errored, Some(error)),
+            JobOutcome::Expired => (ItemStatus::Expired, None),
+            JobOutcome::Canceled => (ItemStatus::Canceled, None),
+        };
+        self.settle(batch_id, item_id, status, error).await
+    }
+
+    async fn settle(&self, batch_id: BatchId, item_id: BatchItemId, status: ItemStatus, error: Option<ItemError>) -> Result<(), RecordError> {
+        self.store
+            .write(move |tx| {
+                let now = chrono::Utc::now();
+                if batches::settle_item(tx, &item_id, status, error, None, now)? {
+                    batches::announce_if_settled(tx, &batch_id, now)?;
+                }
+                Ok::<_, RepoError>(())
+            })
+            .await?;
+        metrics::counter!("sceau_documents_settled_total", "status" => status.as_str()).increment(1);
+        Ok(())
+    }
+
+    /// Copies the deposit files into the consultation's own encrypted images, then records the
+    /// consultation and the document's success in one transaction.
+    async fn record_consultation(
+        &self,
+        batch_id: BatchId,
+        item_id: BatchItemId,
+        item: batches::ItemForResult,
+        report: common::analysis::AnalysisReport,
+        analyzed_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), RecordError> {
+        let now = chrono::Utc::now();
+        let consultation_id = ConsultationId::generate(now);
+        let deposit_context = batches::blob_context(&item.company_id, &item_id);
+        let mut images: Vec<(ImageSide, String, &'static str)> = Vec::new();
+        for (side, blob, kind) in &item.files {
+            let bytes = match self.blobs.get(blob, &deposit_context).await {
+                Ok(b) => b,
+                Err(e) => {
+                    self.discard(&images).await;
+                    return Err(e.into());
+                }
+            };
+            let name = BlobStore::new_name();
+            let context = consultations::image_context(&item.company_id, &consultation_id, *side);
+            self.blobs.put(&name, &context, &bytes).await?;
+            images.push((*side, name, content_type(kind)));
+        }
+        let stored_images = images.clone();
+        let company = item.company_id.clone();
+        let recorded = self
+            .store
+            .write(move |tx| {
+                if !batches::settle_item(tx, &item_id, ItemStatus::Succeeded, None, Some(&consultation_id), now)? {
+                    return Ok(false);
+                }
+                let workflow_id = workflows::default_batch(tx, &company, item.category)?;
+                consultations::insert(
+                    tx,
+                    &NewConsultation {
+                        id: &consultation_id,
+                        company: &company,
+                        workflow_id: &workflow_id,
+                        external_ref: item.external_ref.as_deref(),
+                        category: item.category,
+                        report: &report,
+                        decision: None,
+                        review_status: None,
+                        batch_item_id: Some(item_id.as_str()),
+                        verification_id: None,
+                        analyzed_at,
+                        now,
+                    },
+                )?;
+                for (side, blob, content_type) in &stored_images {
+                    consultations::add_image(tx, &consultation_id, *side, blob, content_type, now)?;
+                }
+                batches::announce_if_settled(tx, &batch_id, now)?;
+                Ok::<_, RepoError>(true)
+            })
+            .await;
+        match recorded {
+            Ok(true) => {
+                metrics::counter!("sceau_documents_settled_total", "status" => "succeeded").increment(1);
+                Ok(())
+            }
+            Ok(false) => {
+                self.discard(&images).await;
+                Ok(())
+            }
+            Err(e) => {
+                self.discard(&images).await;
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn discard(&self, images: &[(ImageSide, String, &'static str)]) {
+        for (_, blob, _) in images {
+            if let Err(e) = self.blobs.delete(blob).await {
+                tracing::error!(error = %e, "cannot delete an unused image");
+            }
+        }
+    }
+}
+
+fn content_type(kind: &str) -> &'static str {
+    match kind {
+        "jpeg" => "image/jpeg",
+        "png" => "image/png",
+        "webp" => "image/webp",
+        "tiff" => "image/tiff",
+        "pdf" => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}

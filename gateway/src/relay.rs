@@ -1,0 +1,49 @@
+//! The outbox relay: publishes outbox rows to the queue, oldest first, and deletes each row once
+//! the queue has it. A crash between the two publishes the row again; consumers deduplicate.
+
+use common::queue::{Queue, Topic};
+use common::store::{outbox, RepoError, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+const BATCH: u32 = 200;
+
+pub async fn run(store: Store, queue: Arc<dyn Queue>, wake: Arc<Notify>, poll: Duration, shutdown: CancellationToken) {
+    loop {
+        match relay_once(&store, queue.as_ref()).await {
+            Ok(n) if n == BATCH as usize => continue,
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "outbox relay failed; retrying"),
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = wake.notified() => {}
+            // Other processes (the operator CLI) write outbox rows too.
+            _ = tokio::time::sleep(poll) => {}
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error(transparent)]
+    Queue(#[from] common::queue::QueueError),
+}
+
+/// Publishes pending rows; returns how many were handled.
+pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, RelayError> {
+    let rows = store.read(|c| outbox::next(c, BATCH)).await?;
+    let count = rows.len();
+    for row in rows {
+        match Topic::parse(&row.topic) {
+            Some(topic) => queue.publish(topic, row.payload.into_bytes(), Duration::ZERO).await?,
+            None => tracing::error!(id = row.id, "outbox row for an unknown topic dropped"),
+        }
+        store.write(move |tx| outbox::remove(tx, row.id)).await?;
+    }
+    Ok(count)
+}

@@ -1,0 +1,24 @@
+//! What every handler shares: the store, the blob store, the master keys, settings, and the wake-up
+//! of the outbox relay.
+
+use crate::rate_limit::RateLimiter;
+use common::blobs::BlobStore;
+use common::crypto::envelope::MasterKeys;
+use common::store::Store;
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub blobs: BlobStore,
+    pub keys: Arc<MasterKeys>,
+    /// Base of links handed to customers (journey, authenticity).
+    pub public_base: String,
+    pub volume_limit: u64,
+    pub webhook_allow_hosts: Arc<Vec<String>>,
+    pub realtime_limiter: Arc<RateLimiter>,
+    /// Poked after a write that added outbox rows, so jobs leave at once.
+    pub outbox_wake: Arc<Notify>,
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+}

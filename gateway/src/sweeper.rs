@@ -1,0 +1,57 @@
+//! Periodic housekeeping: deletes the deposit files of settled documents, and purges consultation
+//! images past their company's retention. Both are idempotent, so a crash mid-way is repaired by
+//! the next sweep.
+
+use common::blobs::BlobStore;
+use common::store::{batches, consultations, RepoError, Store};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const BATCH: u32 = 200;
+
+pub async fn run(store: Store, blobs: BlobStore, every: Duration, shutdown: CancellationToken) {
+    loop {
+        if let Err(e) = release_deposit_files(&store, &blobs).await {
+            tracing::error!(error = %e, "cannot release deposit files");
+        }
+        if let Err(e) = purge_images(&store, &blobs).await {
+            tracing::error!(error = %e, "cannot purge images");
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    #[error(transparent)]
+    Blob(#[from] common::blobs::BlobError),
+}
+
+/// Deposit files are deleted once their document is settled (the consultation has its own copy).
+pub async fn release_deposit_files(store: &Store, blobs: &BlobStore) -> Result<usize, SweepError> {
+    let items = store.read(|c| batches::releasable_files(c, BATCH)).await?;
+    let count = items.len();
+    for (item, files) in items {
+        for blob in &files {
+            blobs.delete(blob).await?;
+        }
+        store.write(move |tx| batches::files_released(tx, &item, chrono::Utc::now())).await?;
+    }
+    Ok(count)
+}
+
+/// Images older than the company's retention are deleted; they then answer `image_purged`.
+pub async fn purge_images(store: &Store, blobs: &BlobStore) -> Result<usize, SweepError> {
+    let due = store.read(|c| consultations::images_past_retention(c, chrono::Utc::now(), BATCH)).await?;
+    let count = due.len();
+    for (consultation, side, blob) in due {
+        blobs.delete(&blob).await?;
+        store.write(move |tx| consultations::mark_purged(tx, &consultation, &side, chrono::Utc::now())).await?;
+    }
+    Ok(count)
+}
