@@ -1,1 +1,18 @@
-fn main() {}
+//! `sceau`: the one binary. `serve` runs everything in one process (embedded mode); `admin` holds
+//! the operator commands.
+
+mod admin;
+mod cli;
+mod output;
+mod serve;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return output::fail(&format!("cannot start the runtime: {e}")),
+    };
+    runtime.block_on(cli::dispatch(cli))
+}

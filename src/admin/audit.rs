@@ -1,0 +1,22 @@
+//! `sceau admin audit --company ID`: image downloads with key prefix, IP and time.
+
+use super::{id_arg, Ctx};
+use crate::output;
+use common::ids::CompanyId;
+use common::store::{audit, RepoError};
+use serde_json::json;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long, value_parser = id_arg::<CompanyId>)]
+    company: CompanyId,
+    #[arg(long, default_value_t = 100)]
+    limit: u32,
+}
+
+pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
+    let Args { company, limit } = args;
+    let entries = ctx.store.read(move |c| audit::list(c, &company, limit)).await?;
+    Ok(output::print(ctx.json, &json!({ "data": entries })))
+}
