@@ -84,6 +84,7 @@ async fn start(config: Config) -> anyhow::Result<()> {
         keys: keys.clone(),
         public_base: config.public_base(bound),
         volume_limit: config.volume_limit_bytes,
+        batch_window: config.batch_window,
         webhook_allow_hosts: Arc::new(config.webhook_allow_hosts.clone()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(config.realtime_rate_per_minute)),
         outbox_wake: outbox_wake.clone(),

@@ -28,6 +28,8 @@ pub struct Config {
     pub retry_schedule: Option<String>,
     /// Pending file volume allowed per company, in bytes.
     pub volume_limit_bytes: u64,
+    /// Open and completion windows of batches (24 h; shortened only to test expiry).
+    pub batch_window: Duration,
     /// Real-time requests per minute and company.
     pub realtime_rate_per_minute: u32,
     /// How often deadlines, outbox and retention are swept.
@@ -51,6 +53,7 @@ struct FileConfig {
     retry_schedule: Option<String>,
     volume_limit_bytes: Option<u64>,
     realtime_rate_per_minute: Option<u32>,
+    batch_window_seconds: Option<u64>,
     sweep_interval_ms: Option<u64>,
     amqp_url: Option<String>,
     redis_url: Option<String>,
@@ -71,6 +74,7 @@ impl Default for Config {
             webhook_allow_hosts: Vec::new(),
             retry_schedule: None,
             volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
+            batch_window: Duration::from_secs(24 * 3600),
             realtime_rate_per_minute: 120,
             sweep_interval: Duration::from_secs(1),
             amqp_url: None,
@@ -122,6 +126,7 @@ impl Config {
         set("SCEAU_VOLUME_LIMIT_BYTES", f.volume_limit_bytes.map(|w| w.to_string()))?;
         set("SCEAU_REALTIME_RATE_PER_MINUTE", f.realtime_rate_per_minute.map(|w| w.to_string()))?;
         set("SCEAU_SWEEP_INTERVAL_MS", f.sweep_interval_ms.map(|w| w.to_string()))?;
+        set("SCEAU_BATCH_WINDOW_SECONDS", f.batch_window_seconds.map(|w| w.to_string()))?;
         set("SCEAU_ACCEPT_TEST_CA", f.accept_test_ca.map(|w| w.to_string()))?;
         if let Some(v) = f.data_dir {
             self.data_dir = v;
@@ -148,6 +153,7 @@ impl Config {
             "SCEAU_VOLUME_LIMIT_BYTES",
             "SCEAU_REALTIME_RATE_PER_MINUTE",
             "SCEAU_SWEEP_INTERVAL_MS",
+            "SCEAU_BATCH_WINDOW_SECONDS",
             "SCEAU_AMQP_URL",
             "SCEAU_REDIS_URL",
             "SCEAU_TRUST_DIR",
@@ -179,6 +185,7 @@ impl Config {
             "SCEAU_VOLUME_LIMIT_BYTES" => self.volume_limit_bytes = parse(key, v)?,
             "SCEAU_REALTIME_RATE_PER_MINUTE" => self.realtime_rate_per_minute = parse(key, v)?,
             "SCEAU_SWEEP_INTERVAL_MS" => self.sweep_interval = Duration::from_millis(parse::<u64>(key, v)?.max(10)),
+            "SCEAU_BATCH_WINDOW_SECONDS" => self.batch_window = Duration::from_secs(parse::<u64>(key, v)?.max(1)),
             "SCEAU_AMQP_URL" => self.amqp_url = non_empty(v),
             "SCEAU_REDIS_URL" => self.redis_url = non_empty(v),
             "SCEAU_TRUST_DIR" => self.trust_dir = non_empty(v).map(PathBuf::from),

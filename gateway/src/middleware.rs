@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -24,7 +24,7 @@ pub fn wrap(router: Router) -> Router {
             let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
             // The path only: query strings may carry client references, bodies are never logged.
             tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
-        }))
+        }).on_response(DefaultOnResponse::new().level(tracing::Level::INFO)))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }

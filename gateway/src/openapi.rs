@@ -112,7 +112,7 @@ const ERRORS: &[ErrorCode] = &[
         "invalid_document",
         400,
         "The document is not base64, its file type is not allowed for the category, a PDF or TIFF has more than one page, or `documentVerso` was sent for an administrative document.",
-        "document must be a JPEG, PNG or WebP image for a identite document.",
+        "document has 3 pages; one page only.",
         Some("document"),
     ),
     err("invalid_api_key", 401, "The API key is absent, malformed, unknown or revoked.", "The API key is absent, malformed, unknown or revoked.", None),

@@ -16,6 +16,8 @@ pub struct AppState {
     /// Base of links handed to customers (journey, authenticity).
     pub public_base: String,
     pub volume_limit: u64,
+    /// Open window and completion window of batches.
+    pub batch_window: std::time::Duration,
     pub webhook_allow_hosts: Arc<Vec<String>>,
     pub realtime_limiter: Arc<RateLimiter>,
     /// Poked after a write that added outbox rows, so jobs leave at once.

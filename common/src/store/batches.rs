@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 pub const MAX_OPEN_BATCHES: i64 = 3;
 pub const MAX_ITEMS_PER_BATCH: i64 = 200;
 pub const MAX_NON_PURGED_DOCUMENTS: i64 = 400;
-pub const WINDOW_HOURS: i64 = 24;
+/// The open window and the completion window (24 h; shorter only in tests).
+pub const WINDOW: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 const COLUMNS: &str = "id, status, external_ref, submitted_at, expires_at, ended_at, created_at";
 
@@ -59,13 +60,13 @@ fn schedule_deadline(tx: &Connection, id: &BatchId, due: DateTime<Utc>) -> Resul
 }
 
 /// Opens a batch for 24 h; at most three open per company.
-pub fn create(tx: &Connection, company: &CompanyId, external_ref: Option<&str>, webhook_url: Option<&str>, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+pub fn create(tx: &Connection, company: &CompanyId, external_ref: Option<&str>, webhook_url: Option<&str>, window: std::time::Duration, now: DateTime<Utc>) -> Result<Batch, RepoError> {
     let open: i64 = tx.query_row("SELECT count(*) FROM batches WHERE company_id = ?1 AND status = 'open'", [company.as_str()], |r| r.get(0))?;
     if open >= MAX_OPEN_BATCHES {
         return Err(RepoError::TooManyOpenBatches);
     }
     let id = BatchId::generate(now);
-    let expires = now + Duration::hours(WINDOW_HOURS);
+    let expires = now + Duration::from_std(window).unwrap_or(Duration::hours(24));
     tx.execute(
         "INSERT INTO batches (id, company_id, external_ref, webhook_url, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, 'open', ?5, ?6)",
         params![id.as_str(), company.as_str(), external_ref, webhook_url, crate::time::format(now), crate::time::format(expires)],
@@ -180,7 +181,7 @@ pub fn blob_context(company: &CompanyId, item: &BatchItemId) -> String {
 }
 
 /// Closes the batch to deposits, starts the 24 h completion window and queues one job per document.
-pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, window: std::time::Duration, now: DateTime<Utc>) -> Result<Batch, RepoError> {
     let batch = get(tx, company, id)?;
     if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
         return Err(RepoError::InvalidState(format!("batch {id} is {}: only an open batch can be submitted", batch.status)));
@@ -188,7 +189,7 @@ pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<
     if batch.counts.total == 0 {
         return Err(RepoError::BatchEmpty);
     }
-    let expires = now + Duration::hours(WINDOW_HOURS);
+    let expires = now + Duration::from_std(window).unwrap_or(Duration::hours(24));
     tx.execute(
         "UPDATE batches SET status = 'in_progress', submitted_at = ?2, expires_at = ?3 WHERE id = ?1",
         params![id.as_str(), crate::time::format(now), crate::time::format(expires)],

@@ -26,8 +26,8 @@ pub async fn create(State(state): State<AppState>, caller: Caller, Json(req): Js
         .webhook_url
         .map(|u| notifier::destination::validate_url(&u, &state.webhook_allow_hosts).map(|_| u).map_err(|e| ApiError::invalid_request("webhookUrl", e.to_string())))
         .transpose()?;
-    let company = caller.company_id;
-    let batch = state.store.write(move |tx| batches::create(tx, &company, external_ref.as_deref(), webhook_url.as_deref(), chrono::Utc::now())).await?;
+    let (company, window) = (caller.company_id, state.batch_window);
+    let batch = state.store.write(move |tx| batches::create(tx, &company, external_ref.as_deref(), webhook_url.as_deref(), window, chrono::Utc::now())).await?;
     Ok((StatusCode::CREATED, axum::Json(batch)))
 }
 
@@ -57,8 +57,8 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 
 pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
-    let company = caller.company_id;
-    let batch = state.store.write(move |tx| batches::submit(tx, &company, &id, chrono::Utc::now())).await?;
+    let (company, window) = (caller.company_id, state.batch_window);
+    let batch = state.store.write(move |tx| batches::submit(tx, &company, &id, window, chrono::Utc::now())).await?;
     state.outbox_wake.notify_one();
     Ok(axum::Json(batch))
 }
