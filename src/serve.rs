@@ -56,9 +56,13 @@ fn apply_flags(config: &mut Config, args: ServeArgs) -> Result<(), common::confi
 }
 
 fn notifier_config(config: &Config) -> anyhow::Result<notifier::NotifierConfig> {
-    let mut n = notifier::NotifierConfig { allow_hosts: config.webhook_allow_hosts.clone(), ..Default::default() };
+    let mut n = notifier::NotifierConfig {
+        allow_hosts: config.webhook_allow_hosts.clone(),
+        ..Default::default()
+    };
     if let Some(s) = &config.retry_schedule {
-        n.retry_schedule = notifier::parse_retry_schedule(s).map_err(|e| anyhow::anyhow!("invalid configuration: SCEAU_RETRY_SCHEDULE: {e}"))?;
+        n.retry_schedule =
+            notifier::parse_retry_schedule(s).map_err(|e| anyhow::anyhow!("invalid configuration: SCEAU_RETRY_SCHEDULE: {e}"))?;
     }
     Ok(n)
 }
@@ -74,7 +78,9 @@ async fn start(config: Config) -> anyhow::Result<()> {
     queue.release_leases().await?;
     let queue: Arc<dyn Queue> = Arc::new(queue);
 
-    let listener = tokio::net::TcpListener::bind(config.listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let bound = listener.local_addr()?;
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder().ok();
     let outbox_wake = Arc::new(Notify::new());
@@ -93,12 +99,33 @@ async fn start(config: Config) -> anyhow::Result<()> {
 
     let shutdown = CancellationToken::new();
     let mut tasks = tokio::task::JoinSet::new();
-    let recorder = gateway::recorder::Recorder { store: store.clone(), blobs: blobs.clone(), queue: queue.clone(), outbox_wake: outbox_wake.clone() };
+    let recorder = gateway::recorder::Recorder {
+        store: store.clone(),
+        blobs: blobs.clone(),
+        queue: queue.clone(),
+        outbox_wake: outbox_wake.clone(),
+    };
     tasks.spawn(recorder.run(shutdown.clone()));
-    tasks.spawn(gateway::relay::run(store.clone(), queue.clone(), outbox_wake, config.sweep_interval, shutdown.clone()));
-    tasks.spawn(gateway::sweeper::run(store.clone(), blobs.clone(), config.sweep_interval, shutdown.clone()));
+    tasks.spawn(gateway::relay::run(
+        store.clone(),
+        queue.clone(),
+        outbox_wake,
+        config.sweep_interval,
+        shutdown.clone(),
+    ));
+    tasks.spawn(gateway::sweeper::run(
+        store.clone(),
+        blobs.clone(),
+        config.sweep_interval,
+        shutdown.clone(),
+    ));
     let deadlines = Arc::new(worker::reaper::StoreDeadlines(store.clone()));
-    tasks.spawn(worker::reaper::run(deadlines, queue.clone(), config.sweep_interval, shutdown.clone()));
+    tasks.spawn(worker::reaper::run(
+        deadlines,
+        queue.clone(),
+        config.sweep_interval,
+        shutdown.clone(),
+    ));
     let pool = worker::jobs::Worker {
         queue: queue.clone(),
         blobs,

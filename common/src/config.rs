@@ -86,7 +86,10 @@ impl Default for Config {
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError> {
-    value.trim().parse().map_err(|_| ConfigError(format!("{name}={value:?} is not a valid value")))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| ConfigError(format!("{name}={value:?} is not a valid value")))
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
@@ -98,7 +101,10 @@ fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
 }
 
 fn split_hosts(s: &str) -> Vec<String> {
-    s.split(',').map(|h| h.trim().to_ascii_lowercase()).filter(|h| !h.is_empty()).collect()
+    s.split(',')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| !h.is_empty())
+        .collect()
 }
 
 impl Config {

@@ -54,20 +54,41 @@ mod tests {
     fn default_decisions_follow_the_verdict() {
         let none = WorkflowRules::default();
         assert_eq!(decide(&report(Verdict::Conforme), &none), (Decision::Conforme, None));
-        assert_eq!(decide(&report(Verdict::Suspect), &none), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+        assert_eq!(
+            decide(&report(Verdict::Suspect), &none),
+            (Decision::AVerifier, Some(ReviewStatus::Pending))
+        );
         assert_eq!(decide(&report(Verdict::NonConforme), &none), (Decision::Refuse, None));
-        assert_eq!(decide(&report(Verdict::AnalyseImpossible), &none), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+        assert_eq!(
+            decide(&report(Verdict::AnalyseImpossible), &none),
+            (Decision::AVerifier, Some(ReviewStatus::Pending))
+        );
     }
 
     #[test]
     fn rules_apply() {
-        let adult = WorkflowRules { min_age: Some(18), ..Default::default() };
+        let adult = WorkflowRules {
+            min_age: Some(18),
+            ..Default::default()
+        };
         assert_eq!(decide(&report(Verdict::Conforme), &adult).0, Decision::Refuse);
-        let countries = WorkflowRules { accepted_countries: Some(vec!["BEL".into()]), ..Default::default() };
+        let countries = WorkflowRules {
+            accepted_countries: Some(vec!["BEL".into()]),
+            ..Default::default()
+        };
         assert_eq!(decide(&report(Verdict::Conforme), &countries).0, Decision::Refuse);
-        let types = WorkflowRules { accepted_document_types: Some(vec!["passeport".into()]), ..Default::default() };
+        let types = WorkflowRules {
+            accepted_document_types: Some(vec!["passeport".into()]),
+            ..Default::default()
+        };
         assert_eq!(decide(&report(Verdict::Conforme), &types).0, Decision::Conforme);
-        let review = WorkflowRules { systematic_review: true, ..Default::default() };
-        assert_eq!(decide(&report(Verdict::Conforme), &review), (Decision::AVerifier, Some(ReviewStatus::Pending)));
+        let review = WorkflowRules {
+            systematic_review: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            decide(&report(Verdict::Conforme), &review),
+            (Decision::AVerifier, Some(ReviewStatus::Pending))
+        );
     }
 }

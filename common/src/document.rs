@@ -203,18 +203,13 @@ fn decode_limits() -> Limits {
 }
 
 /// A decoder that has read the header and accepted the side limits.
-fn bounded_decoder<'a>(
-    kind: FileKind,
-    bytes: &'a [u8],
-) -> Result<impl ImageDecoder + 'a, DocumentError> {
-    let format = kind.image_format().ok_or_else(|| {
-        DocumentError::Unsupported(format!("a {} file is not an image", kind.label()))
-    })?;
+fn bounded_decoder<'a>(kind: FileKind, bytes: &'a [u8]) -> Result<impl ImageDecoder + 'a, DocumentError> {
+    let format = kind
+        .image_format()
+        .ok_or_else(|| DocumentError::Unsupported(format!("a {} file is not an image", kind.label())))?;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(decode_limits());
-    reader
-        .into_decoder()
-        .map_err(|error| image_error(kind, &error))
+    reader.into_decoder().map_err(|error| image_error(kind, &error))
 }
 
 /// The side limits alone allow 400 million pixels; this caps the area and the output buffer.
@@ -238,14 +233,10 @@ fn too_large(kind: FileKind) -> DocumentError {
 fn image_error(kind: FileKind, error: &image::ImageError) -> DocumentError {
     match error {
         image::ImageError::Limits(_) => too_large(kind),
-        image::ImageError::Unsupported(_) => DocumentError::Unsupported(format!(
-            "the {} image uses a variant this service cannot decode",
-            kind.label()
-        )),
-        _ => DocumentError::Unreadable(format!(
-            "the {} image is corrupt or truncated",
-            kind.label()
-        )),
+        image::ImageError::Unsupported(_) => {
+            DocumentError::Unsupported(format!("the {} image uses a variant this service cannot decode", kind.label()))
+        }
+        _ => DocumentError::Unreadable(format!("the {} image is corrupt or truncated", kind.label())),
     }
 }
 
@@ -253,9 +244,7 @@ fn pdf_page_count(bytes: &[u8]) -> Result<u32, DocumentError> {
     let unreadable = || DocumentError::Unreadable("the PDF is corrupt or encrypted".to_owned());
     // lopdf is not hardened against every malformed file; a panic there must not take the caller
     // (a request handler or a worker slot) with it.
-    let parsed = std::panic::catch_unwind(|| {
-        lopdf::Document::load_mem(bytes).map(|document| document.get_pages().len())
-    });
+    let parsed = std::panic::catch_unwind(|| lopdf::Document::load_mem(bytes).map(|document| document.get_pages().len()));
     let pages = match parsed {
         Ok(Ok(pages)) => pages,
         Ok(Err(_)) | Err(_) => return Err(unreadable()),
@@ -300,15 +289,11 @@ fn tiff_page_count(bytes: &[u8]) -> Result<u32, DocumentError> {
     let mut pages = 0;
     while next != 0 {
         if !seen.insert(next) {
-            return Err(DocumentError::Unreadable(
-                "the TIFF's page chain loops back on itself".to_owned(),
-            ));
+            return Err(DocumentError::Unreadable("the TIFF's page chain loops back on itself".to_owned()));
         }
         pages += 1;
         if pages > MAX_TIFF_IFDS {
-            return Err(DocumentError::TooLarge(format!(
-                "the TIFF has more than {MAX_TIFF_IFDS} pages"
-            )));
+            return Err(DocumentError::TooLarge(format!("the TIFF has more than {MAX_TIFF_IFDS} pages")));
         }
         next = next_ifd_offset(endian, bytes, next).ok_or_else(tiff_unreadable)?;
     }
@@ -326,9 +311,7 @@ fn tiff_byte_order(bytes: &[u8]) -> Result<Endian, DocumentError> {
     };
     match endian.u16_at(bytes, 2) {
         Some(42) => Ok(endian),
-        Some(43) => Err(DocumentError::Unsupported(
-            "BigTIFF files are not supported".to_owned(),
-        )),
+        Some(43) => Err(DocumentError::Unsupported("BigTIFF files are not supported".to_owned())),
         _ => Err(tiff_unreadable()),
     }
 }
@@ -337,9 +320,7 @@ fn tiff_byte_order(bytes: &[u8]) -> Result<Endian, DocumentError> {
 fn next_ifd_offset(endian: Endian, bytes: &[u8], ifd: u32) -> Option<u32> {
     let start = usize::try_from(ifd).ok()?;
     let entries = usize::from(endian.u16_at(bytes, start)?);
-    let next_at = start
-        .checked_add(2)?
-        .checked_add(entries.checked_mul(12)?)?;
+    let next_at = start.checked_add(2)?.checked_add(entries.checked_mul(12)?)?;
     endian.u32_at(bytes, next_at)
 }
 
@@ -359,9 +340,7 @@ mod tests {
     }
 
     fn small_image() -> DynamicImage {
-        DynamicImage::ImageRgb8(image::RgbImage::from_fn(8, 6, |x, y| {
-            image::Rgb([x as u8 * 30, y as u8 * 40, 90])
-        }))
+        DynamicImage::ImageRgb8(image::RgbImage::from_fn(8, 6, |x, y| image::Rgb([x as u8 * 30, y as u8 * 40, 90])))
     }
 
     fn pdf_with_pages(count: usize) -> Vec<u8> {
@@ -411,11 +390,7 @@ mod tests {
         for byte in data {
             crc ^= u32::from(*byte);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
             }
         }
         !crc
@@ -438,10 +413,7 @@ mod tests {
         ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
         let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
         png.extend(png_chunk(b"IHDR", &ihdr));
-        png.extend(png_chunk(
-            b"IDAT",
-            &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
-        ));
+        png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]));
         png.extend(png_chunk(b"IEND", &[]));
         png
     }
@@ -449,22 +421,10 @@ mod tests {
     #[test]
     fn sniffs_each_kind_from_magic_bytes() {
         let image = small_image();
-        assert_eq!(
-            sniff(&encoded(&image, ImageFormat::Jpeg)),
-            Some(FileKind::Jpeg)
-        );
-        assert_eq!(
-            sniff(&encoded(&image, ImageFormat::Png)),
-            Some(FileKind::Png)
-        );
-        assert_eq!(
-            sniff(&encoded(&image, ImageFormat::WebP)),
-            Some(FileKind::Webp)
-        );
-        assert_eq!(
-            sniff(&encoded(&image, ImageFormat::Tiff)),
-            Some(FileKind::Tiff)
-        );
+        assert_eq!(sniff(&encoded(&image, ImageFormat::Jpeg)), Some(FileKind::Jpeg));
+        assert_eq!(sniff(&encoded(&image, ImageFormat::Png)), Some(FileKind::Png));
+        assert_eq!(sniff(&encoded(&image, ImageFormat::WebP)), Some(FileKind::Webp));
+        assert_eq!(sniff(&encoded(&image, ImageFormat::Tiff)), Some(FileKind::Tiff));
         assert_eq!(sniff(b"MM\0*\0\0\0\x08"), Some(FileKind::Tiff));
         assert_eq!(sniff(&pdf_with_pages(1)), Some(FileKind::Pdf));
         assert_eq!(sniff(b"hello, I am a .jpg"), None);
@@ -496,40 +456,19 @@ mod tests {
             .collect();
         let data_url = format!("data:image/png;base64,{}\r\n", wrapped.join("\r\n"));
         assert_eq!(decode_base64_document(&data_url).unwrap(), bytes);
-        assert_eq!(
-            decode_base64_document(&format!("DATA:;BASE64,{plain}")).unwrap(),
-            bytes
-        );
-        assert_eq!(
-            decode_base64_document(plain.trim_end_matches('=')).unwrap(),
-            bytes
-        );
+        assert_eq!(decode_base64_document(&format!("DATA:;BASE64,{plain}")).unwrap(), bytes);
+        assert_eq!(decode_base64_document(plain.trim_end_matches('=')).unwrap(), bytes);
     }
 
     #[test]
     fn base64_refusals() {
-        assert_eq!(
-            decode_base64_document("not base64!"),
-            Err(DocumentError::InvalidBase64)
-        );
-        assert_eq!(
-            decode_base64_document("QUJD-_"),
-            Err(DocumentError::InvalidBase64)
-        );
-        assert_eq!(
-            decode_base64_document("data:text/plain,hello"),
-            Err(DocumentError::InvalidBase64)
-        );
-        assert_eq!(
-            decode_base64_document("data:image/png;base64"),
-            Err(DocumentError::InvalidBase64)
-        );
+        assert_eq!(decode_base64_document("not base64!"), Err(DocumentError::InvalidBase64));
+        assert_eq!(decode_base64_document("QUJD-_"), Err(DocumentError::InvalidBase64));
+        assert_eq!(decode_base64_document("data:text/plain,hello"), Err(DocumentError::InvalidBase64));
+        assert_eq!(decode_base64_document("data:image/png;base64"), Err(DocumentError::InvalidBase64));
         assert_eq!(decode_base64_document(""), Err(DocumentError::Empty));
         assert_eq!(decode_base64_document(" \r\n "), Err(DocumentError::Empty));
-        assert_eq!(
-            decode_base64_document("data:image/png;base64,"),
-            Err(DocumentError::Empty)
-        );
+        assert_eq!(decode_base64_document("data:image/png;base64,"), Err(DocumentError::Empty));
     }
 
     #[test]
@@ -576,12 +515,7 @@ mod tests {
         let double = two_page_tiff();
         assert_eq!(page_count(FileKind::Tiff, &double), Ok(2));
         // The image crate still decodes the first page of the two-page file.
-        assert_eq!(
-            decode_image_checked(FileKind::Tiff, &double)
-                .unwrap()
-                .width(),
-            8
-        );
+        assert_eq!(decode_image_checked(FileKind::Tiff, &double).unwrap().width(), 8);
     }
 
     #[test]
@@ -590,20 +524,11 @@ mod tests {
         let big_endian = b"MM\0*\0\0\0\x08\0\0\0\0\0\0";
         assert_eq!(page_count(FileKind::Tiff, big_endian), Ok(1));
         let looping = b"II*\0\x08\0\0\0\0\0\x08\0\0\0";
-        assert!(matches!(
-            page_count(FileKind::Tiff, looping),
-            Err(DocumentError::Unreadable(_))
-        ));
+        assert!(matches!(page_count(FileKind::Tiff, looping), Err(DocumentError::Unreadable(_))));
         let truncated = b"II*\0\x08\0\0\0\x05\0";
-        assert!(matches!(
-            page_count(FileKind::Tiff, truncated),
-            Err(DocumentError::Unreadable(_))
-        ));
+        assert!(matches!(page_count(FileKind::Tiff, truncated), Err(DocumentError::Unreadable(_))));
         let no_page = b"II*\0\0\0\0\0";
-        assert!(matches!(
-            page_count(FileKind::Tiff, no_page),
-            Err(DocumentError::Unreadable(_))
-        ));
+        assert!(matches!(page_count(FileKind::Tiff, no_page), Err(DocumentError::Unreadable(_))));
         assert!(matches!(
             page_count(FileKind::Tiff, b"II+\0\x08\0\0\0\0\0\0\0\x10\0\0\0"),
             Err(DocumentError::Unsupported(_))
@@ -612,12 +537,7 @@ mod tests {
 
     #[test]
     fn decodes_real_images() {
-        for format in [
-            ImageFormat::Jpeg,
-            ImageFormat::Png,
-            ImageFormat::WebP,
-            ImageFormat::Tiff,
-        ] {
+        for format in [ImageFormat::Jpeg, ImageFormat::Png, ImageFormat::WebP, ImageFormat::Tiff] {
             let bytes = encoded(&small_image(), format);
             let kind = sniff(&bytes).unwrap();
             let image = decode_image_checked(kind, &bytes).unwrap();
@@ -637,10 +557,7 @@ mod tests {
             decode_image_checked(FileKind::Png, &bomb),
             Err(DocumentError::TooLarge(_))
         ));
-        assert!(matches!(
-            page_count(FileKind::Png, &bomb),
-            Err(DocumentError::TooLarge(_))
-        ));
+        assert!(matches!(page_count(FileKind::Png, &bomb), Err(DocumentError::TooLarge(_))));
         // Within the side limit but over the pixel budget.
         let wide = png_claiming(20_000, 19_000);
         assert!(matches!(
@@ -652,8 +569,7 @@ mod tests {
 
     #[test]
     fn messages_are_one_sentence_without_file_content() {
-        let error =
-            decode_image_checked(FileKind::Jpeg, b"\xff\xd8\xffSECRET-CONTENT").unwrap_err();
+        let error = decode_image_checked(FileKind::Jpeg, b"\xff\xd8\xffSECRET-CONTENT").unwrap_err();
         let message = error.to_string();
         assert!(!message.contains("SECRET"));
         assert!(message.starts_with("the JPEG image"));

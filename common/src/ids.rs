@@ -191,7 +191,14 @@ mod tests {
 
     #[test]
     fn malformed_ids_are_refused() {
-        for bad in ["", "WFL-20261122-ABCDEF123456", "WFL-2026112-abcdef123456", "CSL-20261122-abcdef123456", "WFL-20261122-abcdef12345", "WFL-20261122-abcdef1234567"] {
+        for bad in [
+            "",
+            "WFL-20261122-ABCDEF123456",
+            "WFL-2026112-abcdef123456",
+            "CSL-20261122-abcdef123456",
+            "WFL-20261122-abcdef12345",
+            "WFL-20261122-abcdef1234567",
+        ] {
             assert!(WorkflowId::parse(bad).is_err(), "{bad}");
         }
         assert!(BatchId::parse("BAT-0123abcd-0123abc").is_err());

@@ -52,7 +52,11 @@ pub enum RecorderV1 {
     /// A worker took the job.
     JobStarted { source: JobSource, at: DateTime<Utc> },
     /// A worker finished the job.
-    JobFinished { source: JobSource, outcome: JobOutcome, at: DateTime<Utc> },
+    JobFinished {
+        source: JobSource,
+        outcome: JobOutcome,
+        at: DateTime<Utc>,
+    },
     /// A batch deadline fell due.
     BatchDeadline { batch_id: BatchId, at: DateTime<Utc> },
     /// The notifier tried to deliver an event.
@@ -62,8 +66,13 @@ pub enum RecorderV1 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum JobOutcome {
-    Analysed { report: Box<AnalysisReport> },
-    Errored { error: ItemError, message: String },
+    Analysed {
+        report: Box<AnalysisReport>,
+    },
+    Errored {
+        error: ItemError,
+        message: String,
+    },
     /// Taken after its deadline: not analysed.
     Expired,
     /// Its batch was canceled before the job started: not analysed.

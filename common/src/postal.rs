@@ -84,14 +84,7 @@ fn parse_row(line: &'static str) -> Option<(&'static str, Commune)> {
     if fields.next().is_some() || PostalCode::parse(code).is_err() {
         return None;
     }
-    Some((
-        code,
-        Commune {
-            insee,
-            name,
-            population,
-        },
-    ))
+    Some((code, Commune { insee, name, population }))
 }
 
 #[cfg(test)]
@@ -104,16 +97,10 @@ mod tests {
 
     #[test]
     fn table_is_well_formed() {
-        let data_lines = TABLE
-            .lines()
-            .filter(|line| !line.is_empty() && !line.starts_with('#'))
-            .count();
+        let data_lines = TABLE.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).count();
         assert_eq!(table().len(), data_lines, "every data line parses");
         assert!(table().len() > 6000);
-        assert!(
-            table().windows(2).all(|pair| pair[0].0 < pair[1].0),
-            "codes unique"
-        );
+        assert!(table().windows(2).all(|pair| pair[0].0 < pair[1].0), "codes unique");
         assert!(TABLE.starts_with("# "));
     }
 
@@ -145,16 +132,7 @@ mod tests {
 
     #[test]
     fn malformed_codes_are_rejected() {
-        for input in [
-            "7500",
-            "750011",
-            "7500a",
-            " 75001",
-            "75001 ",
-            "",
-            "７５００１",
-            "+7500",
-        ] {
+        for input in ["7500", "750011", "7500a", " 75001", "75001 ", "", "７５００１", "+7500"] {
             assert_eq!(PostalCode::parse(input), Err(PostalError), "{input:?}");
         }
         assert_eq!(PostalCode::parse("01400").unwrap().as_str(), "01400");

@@ -6,5 +6,10 @@ use tracing_subscriber::EnvFilter;
 /// Installs the global subscriber once; later calls are no-ops (tests start several services).
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().json().with_current_span(true).with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

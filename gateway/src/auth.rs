@@ -42,13 +42,23 @@ impl FromRequestParts<AppState> for Caller {
             .ok_or_else(ApiError::invalid_api_key)?;
         let safe = matches!(parts.method, Method::GET | Method::HEAD);
         if owner.read_only && !safe {
-            return Err(ApiError::new(StatusCode::FORBIDDEN, "read_only_key", "A read-only key can only call GET operations."));
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "read_only_key",
+                "A read-only key can only call GET operations.",
+            ));
         }
-        Ok(Caller { company_id: owner.company_id, key_prefix: owner.prefix, read_only: owner.read_only })
+        Ok(Caller {
+            company_id: owner.company_id,
+            key_prefix: owner.prefix,
+            read_only: owner.read_only,
+        })
     }
 }
 
 /// The client address, for the audit log.
 pub fn client_ip(parts_ext: &axum::http::Extensions) -> Option<String> {
-    parts_ext.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip().to_string())
+    parts_ext
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
 }

@@ -72,12 +72,17 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 pub fn render(c: &Consultation) -> Result<Vec<u8>, CertificateError> {
     let mut doc = Document::with_version("1.7");
     let pages_id = doc.new_object_id();
-    let font = |name: &str| dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => name.to_owned(), "Encoding" => "WinAnsiEncoding" };
+    let font =
+        |name: &str| dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => name.to_owned(), "Encoding" => "WinAnsiEncoding" };
     let regular = doc.add_object(font("Helvetica"));
     let bold = doc.add_object(font("Helvetica-Bold"));
     let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => regular, "F2" => bold } });
 
-    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("TL", vec![16.into()]), Operation::new("Td", vec![56.into(), 780.into()])];
+    let mut ops = vec![
+        Operation::new("BT", vec![]),
+        Operation::new("TL", vec![16.into()]),
+        Operation::new("Td", vec![56.into(), 780.into()]),
+    ];
     for (is_bold, text) in lines(c) {
         ops.push(Operation::new("Tf", vec![if is_bold { "F2" } else { "F1" }.into(), 11.into()]));
         ops.push(Operation::new("Tj", vec![win_ansi(&text)]));
@@ -93,7 +98,10 @@ pub fn render(c: &Consultation) -> Result<Vec<u8>, CertificateError> {
         "Contents" => content_id,
         "Resources" => resources,
     });
-    doc.objects.insert(pages_id, Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }));
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }),
+    );
     let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
     doc.trailer.set("Root", catalog);
     let mut out = Vec::new();

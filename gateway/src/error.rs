@@ -25,11 +25,20 @@ struct Body<'a> {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into(), field: None, retry_after: None }
+        Self {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+            retry_after: None,
+        }
     }
 
     pub fn invalid_request(field: &'static str, message: impl Into<String>) -> Self {
-        Self { field: Some(field), ..Self::new(StatusCode::BAD_REQUEST, "invalid_request", message) }
+        Self {
+            field: Some(field),
+            ..Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+        }
     }
 
     pub fn malformed(message: impl Into<String>) -> Self {
@@ -37,11 +46,18 @@ impl ApiError {
     }
 
     pub fn invalid_document(field: &'static str, message: impl Into<String>) -> Self {
-        Self { field: Some(field), ..Self::new(StatusCode::BAD_REQUEST, "invalid_document", message) }
+        Self {
+            field: Some(field),
+            ..Self::new(StatusCode::BAD_REQUEST, "invalid_document", message)
+        }
     }
 
     pub fn invalid_api_key() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "invalid_api_key", "The API key is absent, malformed, unknown or revoked.")
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_api_key",
+            "The API key is absent, malformed, unknown or revoked.",
+        )
     }
 
     pub fn not_found() -> Self {
@@ -51,17 +67,32 @@ impl ApiError {
     pub fn internal(context: &str, error: impl std::fmt::Display) -> Self {
         // The detail goes to the log (with the request id of the current span), never to the client.
         tracing::error!(context, error = %error, "internal error");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "An internal error occurred; it has been logged with the request id.")
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "An internal error occurred; it has been logged with the request id.",
+        )
     }
 
     pub fn rate_limited(retry_after: u64) -> Self {
-        Self { retry_after: Some(retry_after.max(1)), ..Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "Too many requests; retry after the delay given in Retry-After.") }
+        Self {
+            retry_after: Some(retry_after.max(1)),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Too many requests; retry after the delay given in Retry-After.",
+            )
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body { error: self.code, message: &self.message, field: self.field };
+        let body = Body {
+            error: self.code,
+            message: &self.message,
+            field: self.field,
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -76,7 +107,11 @@ impl From<RepoError> for ApiError {
         match e {
             RepoError::NotFound => Self::not_found(),
             RepoError::InvalidState(m) => Self::new(S::CONFLICT, "invalid_state", m),
-            RepoError::BatchEmpty => Self::new(S::CONFLICT, "batch_empty", "The batch holds no document; deposit at least one before submitting."),
+            RepoError::BatchEmpty => Self::new(
+                S::CONFLICT,
+                "batch_empty",
+                "The batch holds no document; deposit at least one before submitting.",
+            ),
             RepoError::TooManyOpenBatches => Self::new(S::TOO_MANY_REQUESTS, "too_many_open_batches", e.to_string()),
             RepoError::BatchFull => Self::new(S::TOO_MANY_REQUESTS, "batch_full", e.to_string()),
             RepoError::DocumentQuota => Self::new(S::TOO_MANY_REQUESTS, "document_quota_exceeded", e.to_string()),

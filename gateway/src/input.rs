@@ -18,8 +18,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(v)) => Ok(Json(v)),
             Err(JsonRejection::BytesRejection(r)) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(payload_too_large()),
-            Err(JsonRejection::MissingJsonContentType(_)) => Err(ApiError::malformed("The body must be JSON with Content-Type: application/json.")),
-            Err(JsonRejection::JsonDataError(e)) => Err(ApiError::malformed(format!("The JSON body does not match the expected shape: {}", e.body_text()))),
+            Err(JsonRejection::MissingJsonContentType(_)) => {
+                Err(ApiError::malformed("The body must be JSON with Content-Type: application/json."))
+            }
+            Err(JsonRejection::JsonDataError(e)) => Err(ApiError::malformed(format!(
+                "The JSON body does not match the expected shape: {}",
+                e.body_text()
+            ))),
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(payload_too_large()),
             Err(_) => Err(ApiError::malformed("The body is not valid JSON.")),
         }
@@ -27,7 +32,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
 }
 
 pub fn payload_too_large() -> ApiError {
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", "The request body exceeds the 30 MB limit.")
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "The request body exceeds the 30 MB limit.",
+    )
 }
 
 /// Query string.
@@ -39,7 +48,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         match axum::extract::Query::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Query(v)) => Ok(Query(v)),
-            Err(QueryRejection::FailedToDeserializeQueryString(e)) => Err(ApiError::malformed(format!("Invalid query string: {}", e.body_text()))),
+            Err(QueryRejection::FailedToDeserializeQueryString(e)) => {
+                Err(ApiError::malformed(format!("Invalid query string: {}", e.body_text())))
+            }
             Err(e) => Err(ApiError::malformed(format!("Invalid query string: {}", e.body_text()))),
         }
     }
@@ -48,7 +59,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 /// An optional string of at most 255 characters (`externalRef`).
 pub fn external_ref(field: &'static str, v: Option<String>) -> Result<Option<String>, ApiError> {
     match v {
-        Some(s) if s.chars().count() > 255 => Err(ApiError::invalid_request(field, format!("{field} must have at most 255 characters."))),
+        Some(s) if s.chars().count() > 255 => Err(ApiError::invalid_request(
+            field,
+            format!("{field} must have at most 255 characters."),
+        )),
         other => Ok(other),
     }
 }

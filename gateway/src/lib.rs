@@ -32,5 +32,7 @@ pub fn app(state: AppState) -> axum::Router {
 /// Serves HTTP on `listener` until `shutdown`, then lets in-flight requests finish.
 pub async fn serve_http(listener: TcpListener, state: AppState, shutdown: CancellationToken) -> std::io::Result<()> {
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, service).with_graceful_shutdown(async move { shutdown.cancelled().await }).await
+    axum::serve(listener, service)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
 }

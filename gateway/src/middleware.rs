@@ -20,11 +20,15 @@ pub fn wrap(router: Router) -> Router {
         .layer(middleware::from_fn(refuse_preflight))
         .layer(middleware::from_fn(record_metrics))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal("handler", "panic").into_response()))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
-            let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-            // The path only: query strings may carry client references, bodies are never logged.
-            tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
-        }).on_response(DefaultOnResponse::new().level(tracing::Level::INFO)))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request| {
+                    let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    // The path only: query strings may carry client references, bodies are never logged.
+                    tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+                })
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }
@@ -32,13 +36,22 @@ pub fn wrap(router: Router) -> Router {
 /// No CORS: a browser preflight is refused outright.
 async fn refuse_preflight(req: Request, next: Next) -> Response {
     if req.method() == Method::OPTIONS {
-        return ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", "Cross-origin browser requests are not allowed.").into_response();
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "browser_request_forbidden",
+            "Cross-origin browser requests are not allowed.",
+        )
+        .into_response();
     }
     next.run(req).await
 }
 
 async fn record_metrics(req: Request, next: Next) -> Response {
-    let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".into());
     let method = req.method().to_string();
     let start = std::time::Instant::now();
     let response = next.run(req).await;

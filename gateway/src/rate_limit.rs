@@ -16,7 +16,11 @@ impl RateLimiter {
     pub fn per_minute(rate: u32) -> Self {
         let rate = rate.max(1);
         let interval = Duration::from_secs(60) / rate;
-        Self { interval, burst: interval * (rate / 6).max(1), next_free: Mutex::new(HashMap::new()) }
+        Self {
+            interval,
+            burst: interval * (rate / 6).max(1),
+            next_free: Mutex::new(HashMap::new()),
+        }
     }
 
     /// `Ok` when the request may go, else the seconds to wait.

@@ -73,19 +73,35 @@ impl Recorder {
 
     async fn apply(&self, message: RecorderV1) -> Result<(), RecordError> {
         match message {
-            RecorderV1::JobStarted { source: JobSource::BatchItem { item_id, .. }, .. } => {
+            RecorderV1::JobStarted {
+                source: JobSource::BatchItem { item_id, .. },
+                ..
+            } => {
                 self.store.write(move |tx| batches::mark_processing(tx, &item_id)).await?;
             }
-            RecorderV1::JobStarted { source: JobSource::Verification { .. }, .. } => {}
-            RecorderV1::JobFinished { source: JobSource::BatchItem { batch_id, item_id }, outcome, at } => {
+            RecorderV1::JobStarted {
+                source: JobSource::Verification { .. },
+                ..
+            } => {}
+            RecorderV1::JobFinished {
+                source: JobSource::BatchItem { batch_id, item_id },
+                outcome,
+                at,
+            } => {
                 self.finish_batch_item(batch_id, item_id, outcome, at).await?;
             }
-            RecorderV1::JobFinished { source: JobSource::Verification { verification_id }, .. } => {
+            RecorderV1::JobFinished {
+                source: JobSource::Verification { verification_id },
+                ..
+            } => {
                 // Journey uploads do not exist yet (journey issue): no job of this kind is ever queued.
                 tracing::warn!(%verification_id, "verification result received before journeys exist; ignored");
             }
             RecorderV1::BatchDeadline { batch_id, at } => {
-                let expired = self.store.write(move |tx| batches::expire_if_due(tx, &batch_id, at.max(chrono::Utc::now()))).await?;
+                let expired = self
+                    .store
+                    .write(move |tx| batches::expire_if_due(tx, &batch_id, at.max(chrono::Utc::now())))
+                    .await?;
                 if expired {
                     metrics::counter!("sceau_batches_expired_total").increment(1);
                 }
@@ -97,7 +113,13 @@ impl Recorder {
         Ok(())
     }
 
-    async fn finish_batch_item(&self, batch_id: BatchId, item_id: BatchItemId, outcome: JobOutcome, at: chrono::DateTime<chrono::Utc>) -> Result<(), RecordError> {
+    async fn finish_batch_item(
+        &self,
+        batch_id: BatchId,
+        item_id: BatchItemId,
+        outcome: JobOutcome,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), RecordError> {
         let (b, i) = (batch_id.clone(), item_id.clone());
         let Some(item) = self.store.read(move |c| batches::item_for_result(c, &b, &i)).await? else {
             tracing::warn!(%item_id, "result for an unknown document ignored");
@@ -115,7 +137,13 @@ impl Recorder {
         self.settle(batch_id, item_id, status, error).await
     }
 
-    async fn settle(&self, batch_id: BatchId, item_id: BatchItemId, status: ItemStatus, error: Option<ItemError>) -> Result<(), RecordError> {
+    async fn settle(
+        &self,
+        batch_id: BatchId,
+        item_id: BatchItemId,
+        status: ItemStatus,
+        error: Option<ItemError>,
+    ) -> Result<(), RecordError> {
         self.store
             .write(move |tx| {
                 let now = chrono::Utc::now();

@@ -20,30 +20,149 @@ pub struct Route {
 
 macro_rules! route {
     ($method:ident, $path:literal, $op:literal, $summary:literal, $auth:literal, $make:expr) => {
-        Route { method: Method::$method, path: $path, operation_id: $op, summary: $summary, authenticated: $auth, handler: || $make }
+        Route {
+            method: Method::$method,
+            path: $path,
+            operation_id: $op,
+            summary: $summary,
+            authenticated: $auth,
+            handler: || $make,
+        }
     };
 }
 
 pub fn table() -> Vec<Route> {
     vec![
-        route!(GET, "/api/v1/workflows", "listWorkflows", "List the company's workflows, most recent first", true, get(api::workflows::list)),
-        route!(POST, "/api/v1/verifications", "createVerification", "Create a verification session (server-side only)", true, post(api::verifications::create)),
-        route!(GET, "/api/v1/verifications/{id}", "getVerification", "Read a verification session and its status", true, get(api::verifications::get)),
-        route!(GET, "/api/v1/consultations", "listConsultations", "List results, most recent first, with filters and a cursor", true, get(api::consultations::list)),
-        route!(GET, "/api/v1/consultations/{id}", "getConsultation", "Read one result", true, get(api::consultations::get)),
-        route!(GET, "/api/v1/consultations/{id}/images/{side}", "getConsultationImage", "Download an image of a result (audited)", true, get(api::images::download)),
-        route!(GET, "/api/v1/consultations/{id}/certificate", "getConsultationCertificate", "Download the PDF certificate of a result", true, get(api::certificate::download)),
-        route!(POST, "/api/v1/batches", "createBatch", "Open a batch for 24 hours", true, post(api::batches::create)),
-        route!(GET, "/api/v1/batches", "listBatches", "List batches, most recent first", true, get(api::batches::list)),
-        route!(GET, "/api/v1/batches/{id}", "getBatch", "Read a batch with its documents", true, get(api::batches::get)),
-        route!(POST, "/api/v1/batches/{id}/documents", "depositDocument", "Add one document to an open batch", true, post(api::deposits::deposit)),
-        route!(POST, "/api/v1/batches/{id}/submit", "submitBatch", "Close a batch and start its processing", true, post(api::batches::submit)),
-        route!(POST, "/api/v1/batches/{id}/cancel", "cancelBatch", "Cancel a batch", true, post(api::batches::cancel)),
-        route!(GET, "/api/v1/openapi.json", "getOpenApi", "This OpenAPI 3.1 document", false, get(crate::openapi::serve)),
+        route!(
+            GET,
+            "/api/v1/workflows",
+            "listWorkflows",
+            "List the company's workflows, most recent first",
+            true,
+            get(api::workflows::list)
+        ),
+        route!(
+            POST,
+            "/api/v1/verifications",
+            "createVerification",
+            "Create a verification session (server-side only)",
+            true,
+            post(api::verifications::create)
+        ),
+        route!(
+            GET,
+            "/api/v1/verifications/{id}",
+            "getVerification",
+            "Read a verification session and its status",
+            true,
+            get(api::verifications::get)
+        ),
+        route!(
+            GET,
+            "/api/v1/consultations",
+            "listConsultations",
+            "List results, most recent first, with filters and a cursor",
+            true,
+            get(api::consultations::list)
+        ),
+        route!(
+            GET,
+            "/api/v1/consultations/{id}",
+            "getConsultation",
+            "Read one result",
+            true,
+            get(api::consultations::get)
+        ),
+        route!(
+            GET,
+            "/api/v1/consultations/{id}/images/{side}",
+            "getConsultationImage",
+            "Download an image of a result (audited)",
+            true,
+            get(api::images::download)
+        ),
+        route!(
+            GET,
+            "/api/v1/consultations/{id}/certificate",
+            "getConsultationCertificate",
+            "Download the PDF certificate of a result",
+            true,
+            get(api::certificate::download)
+        ),
+        route!(
+            POST,
+            "/api/v1/batches",
+            "createBatch",
+            "Open a batch for 24 hours",
+            true,
+            post(api::batches::create)
+        ),
+        route!(
+            GET,
+            "/api/v1/batches",
+            "listBatches",
+            "List batches, most recent first",
+            true,
+            get(api::batches::list)
+        ),
+        route!(
+            GET,
+            "/api/v1/batches/{id}",
+            "getBatch",
+            "Read a batch with its documents",
+            true,
+            get(api::batches::get)
+        ),
+        route!(
+            POST,
+            "/api/v1/batches/{id}/documents",
+            "depositDocument",
+            "Add one document to an open batch",
+            true,
+            post(api::deposits::deposit)
+        ),
+        route!(
+            POST,
+            "/api/v1/batches/{id}/submit",
+            "submitBatch",
+            "Close a batch and start its processing",
+            true,
+            post(api::batches::submit)
+        ),
+        route!(
+            POST,
+            "/api/v1/batches/{id}/cancel",
+            "cancelBatch",
+            "Cancel a batch",
+            true,
+            post(api::batches::cancel)
+        ),
+        route!(
+            GET,
+            "/api/v1/openapi.json",
+            "getOpenApi",
+            "This OpenAPI 3.1 document",
+            false,
+            get(crate::openapi::serve)
+        ),
         route!(GET, "/healthz", "healthz", "Liveness", false, get(crate::ops::healthz)),
-        route!(GET, "/readyz", "readyz", "Readiness (database reachable)", false, get(crate::ops::readyz)),
+        route!(
+            GET,
+            "/readyz",
+            "readyz",
+            "Readiness (database reachable)",
+            false,
+            get(crate::ops::readyz)
+        ),
         route!(GET, "/metrics", "metrics", "Prometheus metrics", false, get(crate::ops::metrics)),
-        route!(GET, "/v/{token}", "journeyPage", "The customer journey page behind a verificationUrl", false, get(crate::pages::journey)),
+        route!(
+            GET,
+            "/v/{token}",
+            "journeyPage",
+            "The customer journey page behind a verificationUrl",
+            false,
+            get(crate::pages::journey)
+        ),
     ]
 }
 
@@ -57,5 +176,7 @@ pub fn router() -> Router<AppState> {
             None => by_path.push((route.path, handler)),
         }
     }
-    by_path.into_iter().fold(Router::new(), |router, (path, handler)| router.route(path, handler))
+    by_path
+        .into_iter()
+        .fold(Router::new(), |router, (path, handler)| router.route(path, handler))
 }

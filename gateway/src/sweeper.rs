@@ -40,18 +40,24 @@ pub async fn release_deposit_files(store: &Store, blobs: &BlobStore) -> Result<u
         for blob in &files {
             blobs.delete(blob).await?;
         }
-        store.write(move |tx| batches::files_released(tx, &item, chrono::Utc::now())).await?;
+        store
+            .write(move |tx| batches::files_released(tx, &item, chrono::Utc::now()))
+            .await?;
     }
     Ok(count)
 }
 
 /// Images older than the company's retention are deleted; they then answer `image_purged`.
 pub async fn purge_images(store: &Store, blobs: &BlobStore) -> Result<usize, SweepError> {
-    let due = store.read(|c| consultations::images_past_retention(c, chrono::Utc::now(), BATCH)).await?;
+    let due = store
+        .read(|c| consultations::images_past_retention(c, chrono::Utc::now(), BATCH))
+        .await?;
     let count = due.len();
     for (consultation, side, blob) in due {
         blobs.delete(&blob).await?;
-        store.write(move |tx| consultations::mark_purged(tx, &consultation, &side, chrono::Utc::now())).await?;
+        store
+            .write(move |tx| consultations::mark_purged(tx, &consultation, &side, chrono::Utc::now()))
+            .await?;
     }
     Ok(count)
 }

@@ -21,18 +21,10 @@ pub struct NotifierConfig {
 pub fn default_retry_schedule() -> Vec<Duration> {
     const MIN: u64 = 60;
     const HOUR: u64 = 60 * MIN;
-    [
-        5,
-        5 * MIN,
-        30 * MIN,
-        2 * HOUR,
-        5 * HOUR,
-        10 * HOUR,
-        10 * HOUR,
-    ]
-    .into_iter()
-    .map(Duration::from_secs)
-    .collect()
+    [5, 5 * MIN, 30 * MIN, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
+        .into_iter()
+        .map(Duration::from_secs)
+        .collect()
 }
 
 impl Default for NotifierConfig {
@@ -49,9 +41,7 @@ impl Default for NotifierConfig {
 impl NotifierConfig {
     /// Attempts an event gets before it is dead-lettered.
     pub fn max_attempts(&self) -> u32 {
-        u32::try_from(self.retry_schedule.len())
-            .unwrap_or(u32::MAX)
-            .saturating_add(1)
+        u32::try_from(self.retry_schedule.len()).unwrap_or(u32::MAX).saturating_add(1)
     }
 }
 
@@ -87,16 +77,12 @@ fn parse_delay(item: &str) -> Result<Duration, ScheduleError> {
     if item.is_empty() {
         return Err(ScheduleError::EmptyItem);
     }
-    let split = item
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(item.len());
+    let split = item.find(|c: char| !c.is_ascii_digit()).unwrap_or(item.len());
     let (number, unit) = item.split_at(split);
     if number.is_empty() {
         return Err(ScheduleError::MissingNumber(item.to_owned()));
     }
-    let value: u64 = number
-        .parse()
-        .map_err(|_| ScheduleError::TooLarge(item.to_owned()))?;
+    let value: u64 = number.parse().map_err(|_| ScheduleError::TooLarge(item.to_owned()))?;
     let millis_per_unit: u64 = match unit.trim() {
         "" => return Err(ScheduleError::MissingUnit(item.to_owned())),
         "ms" => 1,
@@ -121,21 +107,14 @@ mod tests {
         assert_eq!(config.max_attempts(), 8);
         assert_eq!(config.timeout, Duration::from_secs(15));
         let total: Duration = config.retry_schedule.iter().sum();
-        assert_eq!(
-            total,
-            Duration::from_secs(5 + 300 + 1800 + 7200 + 18000 + 36000 + 36000)
-        );
+        assert_eq!(total, Duration::from_secs(5 + 300 + 1800 + 7200 + 18000 + 36000 + 36000));
     }
 
     #[test]
     fn parses_every_unit() {
         assert_eq!(
             parse_retry_schedule("1s,2s,4s"),
-            Ok(vec![
-                Duration::from_secs(1),
-                Duration::from_secs(2),
-                Duration::from_secs(4)
-            ])
+            Ok(vec![Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(4)])
         );
         assert_eq!(
             parse_retry_schedule(" 50ms , 3m,2h,0s "),
@@ -152,35 +131,14 @@ mod tests {
     fn refuses_malformed_schedules() {
         assert_eq!(parse_retry_schedule(""), Err(ScheduleError::Empty));
         assert_eq!(parse_retry_schedule("  "), Err(ScheduleError::Empty));
-        assert_eq!(
-            parse_retry_schedule("1s,,2s"),
-            Err(ScheduleError::EmptyItem)
-        );
+        assert_eq!(parse_retry_schedule("1s,,2s"), Err(ScheduleError::EmptyItem));
         assert_eq!(parse_retry_schedule("1s,"), Err(ScheduleError::EmptyItem));
-        assert_eq!(
-            parse_retry_schedule("5"),
-            Err(ScheduleError::MissingUnit("5".into()))
-        );
-        assert_eq!(
-            parse_retry_schedule("s"),
-            Err(ScheduleError::MissingNumber("s".into()))
-        );
-        assert_eq!(
-            parse_retry_schedule("-1s"),
-            Err(ScheduleError::MissingNumber("-1s".into()))
-        );
-        assert_eq!(
-            parse_retry_schedule("1.5s"),
-            Err(ScheduleError::UnknownUnit("1.5s".into()))
-        );
-        assert_eq!(
-            parse_retry_schedule("2d"),
-            Err(ScheduleError::UnknownUnit("2d".into()))
-        );
-        assert_eq!(
-            parse_retry_schedule("1S"),
-            Err(ScheduleError::UnknownUnit("1S".into()))
-        );
+        assert_eq!(parse_retry_schedule("5"), Err(ScheduleError::MissingUnit("5".into())));
+        assert_eq!(parse_retry_schedule("s"), Err(ScheduleError::MissingNumber("s".into())));
+        assert_eq!(parse_retry_schedule("-1s"), Err(ScheduleError::MissingNumber("-1s".into())));
+        assert_eq!(parse_retry_schedule("1.5s"), Err(ScheduleError::UnknownUnit("1.5s".into())));
+        assert_eq!(parse_retry_schedule("2d"), Err(ScheduleError::UnknownUnit("2d".into())));
+        assert_eq!(parse_retry_schedule("1S"), Err(ScheduleError::UnknownUnit("1S".into())));
         assert!(matches!(
             parse_retry_schedule("99999999999999999999s"),
             Err(ScheduleError::TooLarge(_))

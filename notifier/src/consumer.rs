@@ -5,9 +5,7 @@
 use crate::delivery::{Deliverer, DeliveryError};
 use crate::secrets::{SecretError, SecretSource};
 use chrono::Utc;
-use common::messages::{
-    DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1,
-};
+use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,12 +37,7 @@ pub(crate) struct Consumer {
 }
 
 impl Consumer {
-    pub(crate) fn new(
-        queue: Arc<dyn Queue>,
-        secrets: Arc<dyn SecretSource>,
-        deliverer: Deliverer,
-        retry_schedule: Vec<Duration>,
-    ) -> Self {
+    pub(crate) fn new(queue: Arc<dyn Queue>, secrets: Arc<dyn SecretSource>, deliverer: Deliverer, retry_schedule: Vec<Duration>) -> Self {
         Self {
             queue,
             secrets,
@@ -125,28 +118,17 @@ impl Consumer {
     /// between the two leads to a repeat of this message: a repeated record is harmless (the
     /// recorder keys attempts by event and number), whereas a next attempt published twice
     /// would fork the event into two retry ladders.
-    async fn settle(
-        &self,
-        event: &EventDelivery,
-        record: DeliveryAttempt,
-        next_delay: Option<Duration>,
-    ) -> Result<(), SettleError> {
+    async fn settle(&self, event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<(), SettleError> {
         let message = RecorderMessage::V1(RecorderV1::DeliveryAttempt(record));
         self.queue
-            .publish(
-                Topic::Results,
-                serde_json::to_vec(&message)?,
-                Duration::ZERO,
-            )
+            .publish(Topic::Results, serde_json::to_vec(&message)?, Duration::ZERO)
             .await?;
         if let Some(delay) = next_delay {
             let next = EventDelivery {
                 attempt: event.attempt.saturating_add(1),
                 ..event.clone()
             };
-            self.queue
-                .publish(Topic::Events, serde_json::to_vec(&next)?, delay)
-                .await?;
+            self.queue.publish(Topic::Events, serde_json::to_vec(&next)?, delay).await?;
         }
         Ok(())
     }
@@ -168,11 +150,7 @@ impl Consumer {
 /// What an attempt's result means for the event: its outcome, and the delay before the next
 /// attempt when there is one. Attempt `n` (from 1) that failed is followed after
 /// `schedule[n - 1]`; past the end of the schedule the event is dead.
-pub(crate) fn decide(
-    attempt: u32,
-    result: &Result<u16, DeliveryError>,
-    schedule: &[Duration],
-) -> (DeliveryOutcome, Option<Duration>) {
+pub(crate) fn decide(attempt: u32, result: &Result<u16, DeliveryError>, schedule: &[Duration]) -> (DeliveryOutcome, Option<Duration>) {
     match result {
         Ok(_) => (DeliveryOutcome::Delivered, None),
         Err(DeliveryError::Gone) => (DeliveryOutcome::Gone, None),
@@ -189,12 +167,7 @@ pub(crate) fn decide(
 }
 
 /// Logs ids, attempt and status only: bodies carry personal data and headers carry signatures.
-fn log_attempt(
-    event: &EventDelivery,
-    result: &Result<u16, DeliveryError>,
-    outcome: DeliveryOutcome,
-    next_delay: Option<Duration>,
-) {
+fn log_attempt(event: &EventDelivery, result: &Result<u16, DeliveryError>, outcome: DeliveryOutcome, next_delay: Option<Duration>) {
     let event_id = event.event_id.as_str();
     let attempt = event.attempt;
     match (result, outcome) {
@@ -226,46 +199,22 @@ mod tests {
     fn failures_follow_the_schedule_then_die() {
         let schedule = [ms(10), ms(20), ms(30)];
         let failed: Result<u16, DeliveryError> = Err(DeliveryError::Status(500));
-        assert_eq!(
-            decide(1, &failed, &schedule),
-            (DeliveryOutcome::Retrying, Some(ms(10)))
-        );
-        assert_eq!(
-            decide(2, &failed, &schedule),
-            (DeliveryOutcome::Retrying, Some(ms(20)))
-        );
-        assert_eq!(
-            decide(3, &failed, &schedule),
-            (DeliveryOutcome::Retrying, Some(ms(30)))
-        );
+        assert_eq!(decide(1, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
+        assert_eq!(decide(2, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(20))));
+        assert_eq!(decide(3, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(30))));
         assert_eq!(decide(4, &failed, &schedule), (DeliveryOutcome::Dead, None));
         assert_eq!(decide(9, &failed, &schedule), (DeliveryOutcome::Dead, None));
-        assert_eq!(
-            decide(0, &failed, &schedule),
-            (DeliveryOutcome::Retrying, Some(ms(10)))
-        );
+        assert_eq!(decide(0, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
         assert_eq!(decide(1, &failed, &[]), (DeliveryOutcome::Dead, None));
     }
 
     #[test]
     fn success_gone_and_refusals_end_the_event() {
         let schedule = [ms(10)];
-        assert_eq!(
-            decide(1, &Ok(204), &schedule),
-            (DeliveryOutcome::Delivered, None)
-        );
-        assert_eq!(
-            decide(1, &Err(DeliveryError::Gone), &schedule),
-            (DeliveryOutcome::Gone, None)
-        );
+        assert_eq!(decide(1, &Ok(204), &schedule), (DeliveryOutcome::Delivered, None));
+        assert_eq!(decide(1, &Err(DeliveryError::Gone), &schedule), (DeliveryOutcome::Gone, None));
         let refused = Err(DeliveryError::Destination(DestinationError::HttpNotAllowed));
-        assert_eq!(
-            decide(1, &refused, &schedule),
-            (DeliveryOutcome::Dead, None)
-        );
-        assert_eq!(
-            decide(1, &Err(DeliveryError::NoSecret), &schedule),
-            (DeliveryOutcome::Dead, None)
-        );
+        assert_eq!(decide(1, &refused, &schedule), (DeliveryOutcome::Dead, None));
+        assert_eq!(decide(1, &Err(DeliveryError::NoSecret), &schedule), (DeliveryOutcome::Dead, None));
     }
 }

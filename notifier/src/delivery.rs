@@ -49,10 +49,7 @@ impl DeliveryError {
         match self {
             DeliveryError::Destination(e) => e.is_permanent(),
             DeliveryError::NoSecret | DeliveryError::Signing(_) | DeliveryError::Gone => true,
-            DeliveryError::Redirect(_)
-            | DeliveryError::Status(_)
-            | DeliveryError::Timeout(_)
-            | DeliveryError::Transport(_) => false,
+            DeliveryError::Redirect(_) | DeliveryError::Status(_) | DeliveryError::Timeout(_) | DeliveryError::Transport(_) => false,
         }
     }
 }
@@ -87,11 +84,7 @@ impl Deliverer {
     }
 
     /// Makes one attempt; `Ok` carries the receiver's 2xx status.
-    pub async fn deliver(
-        &self,
-        event: &EventDelivery,
-        secrets: &[String],
-    ) -> Result<u16, DeliveryError> {
+    pub async fn deliver(&self, event: &EventDelivery, secrets: &[String]) -> Result<u16, DeliveryError> {
         if secrets.is_empty() {
             return Err(DeliveryError::NoSecret);
         }
@@ -149,9 +142,7 @@ fn classify(status: StatusCode) -> Result<u16, DeliveryError> {
 fn guard_refusal(err: &reqwest::Error) -> Option<DestinationError> {
     let mut source = err.source();
     while let Some(e) = source {
-        if let Some(DestinationError::Forbidden { range, addr }) =
-            e.downcast_ref::<DestinationError>()
-        {
+        if let Some(DestinationError::Forbidden { range, addr }) = e.downcast_ref::<DestinationError>() {
             return Some(DestinationError::Forbidden {
                 range: *range,
                 addr: *addr,
@@ -185,26 +176,11 @@ mod tests {
     fn statuses_are_classified() {
         assert_eq!(classify(StatusCode::OK).ok(), Some(200));
         assert_eq!(classify(StatusCode::NO_CONTENT).ok(), Some(204));
-        assert!(matches!(
-            classify(StatusCode::GONE),
-            Err(DeliveryError::Gone)
-        ));
-        assert!(matches!(
-            classify(StatusCode::FOUND),
-            Err(DeliveryError::Redirect(302))
-        ));
-        assert!(matches!(
-            classify(StatusCode::NOT_MODIFIED),
-            Err(DeliveryError::Redirect(304))
-        ));
-        assert!(matches!(
-            classify(StatusCode::NOT_FOUND),
-            Err(DeliveryError::Status(404))
-        ));
-        assert!(matches!(
-            classify(StatusCode::SERVICE_UNAVAILABLE),
-            Err(DeliveryError::Status(503))
-        ));
+        assert!(matches!(classify(StatusCode::GONE), Err(DeliveryError::Gone)));
+        assert!(matches!(classify(StatusCode::FOUND), Err(DeliveryError::Redirect(302))));
+        assert!(matches!(classify(StatusCode::NOT_MODIFIED), Err(DeliveryError::Redirect(304))));
+        assert!(matches!(classify(StatusCode::NOT_FOUND), Err(DeliveryError::Status(404))));
+        assert!(matches!(classify(StatusCode::SERVICE_UNAVAILABLE), Err(DeliveryError::Status(503))));
     }
 
     #[tokio::test]
@@ -234,10 +210,7 @@ mod tests {
         assert!(!DeliveryError::Status(500).is_permanent());
         assert!(!DeliveryError::Redirect(302).is_permanent());
         assert!(!DeliveryError::Timeout(Duration::from_secs(15)).is_permanent());
-        assert!(
-            !DeliveryError::Destination(DestinationError::NoAddress { host: "x".into() })
-                .is_permanent()
-        );
+        assert!(!DeliveryError::Destination(DestinationError::NoAddress { host: "x".into() }).is_permanent());
         assert_eq!(DeliveryError::Gone.status_code(), Some(410));
         assert_eq!(
             DeliveryError::Timeout(Duration::from_secs(15)).to_string(),

@@ -42,10 +42,7 @@ impl DestinationError {
     /// Whether trying again later cannot help. DNS failures can be transient; a refused URL or
     /// address is a property of the destination and stays refused.
     pub fn is_permanent(&self) -> bool {
-        !matches!(
-            self,
-            DestinationError::Unresolvable { .. } | DestinationError::NoAddress { .. }
-        )
+        !matches!(self, DestinationError::Unresolvable { .. } | DestinationError::NoAddress { .. })
     }
 }
 
@@ -154,11 +151,7 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<ForbiddenRange> {
         return forbidden_v4(Ipv4Addr::from(((bits >> 80) & 0xffff_ffff) as u32));
     }
     const TABLE: &[(Ipv6Addr, u32, ForbiddenRange)] = &[
-        (
-            Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254),
-            128,
-            Metadata,
-        ),
+        (Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254), 128, Metadata),
         // IPv4-compatible addresses (deprecated); `::` and `::1` were handled above.
         (Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 0), 96, Reserved),
         (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0), 64, Reserved),
@@ -166,16 +159,8 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<ForbiddenRange> {
         (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, LinkLocal),
         (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, Private),
         (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0), 8, Multicast),
-        (
-            Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0),
-            32,
-            Documentation,
-        ),
-        (
-            Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),
-            20,
-            Documentation,
-        ),
+        (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, Documentation),
+        (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0), 20, Documentation),
     ];
     TABLE
         .iter()
@@ -188,10 +173,7 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<ForbiddenRange> {
 fn same_host(a: &str, b: &str) -> bool {
     fn norm(h: &str) -> String {
         let h = h.trim().trim_end_matches('.');
-        let h = h
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(h);
+        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
         h.to_ascii_lowercase()
     }
     let (a, b) = (norm(a), norm(b));
@@ -207,8 +189,7 @@ fn host_is_allowed(host: &str, allow_hosts: &[String]) -> bool {
 
 /// Whether the operator exempted this URL's host from the guard.
 pub fn is_allow_listed(url: &Url, allow_hosts: &[String]) -> bool {
-    url.host_str()
-        .is_some_and(|host| host_is_allowed(host, allow_hosts))
+    url.host_str().is_some_and(|host| host_is_allowed(host, allow_hosts))
 }
 
 /// Checks a webhook URL before it is stored and before each send: absolute, https (http only for
@@ -269,9 +250,7 @@ async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, DestinationErr
         })?
         .collect();
     if addrs.is_empty() {
-        return Err(DestinationError::NoAddress {
-            host: host.to_owned(),
-        });
+        return Err(DestinationError::NoAddress { host: host.to_owned() });
     }
     Ok(addrs)
 }
@@ -279,14 +258,9 @@ async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, DestinationErr
 /// Resolves the URL's host and checks every address it resolves to, unless the host is
 /// allow-listed. Called at every send: a name that was public when the URL was set may point
 /// inside since.
-pub async fn resolve_checked(
-    url: &Url,
-    allow_hosts: &[String],
-) -> Result<Vec<SocketAddr>, DestinationError> {
+pub async fn resolve_checked(url: &Url, allow_hosts: &[String]) -> Result<Vec<SocketAddr>, DestinationError> {
     let host = url.host().ok_or(DestinationError::NoHost)?;
-    let port = url
-        .port_or_known_default()
-        .ok_or(DestinationError::UnsupportedScheme)?;
+    let port = url.port_or_known_default().ok_or(DestinationError::UnsupportedScheme)?;
     let addrs = match host {
         Host::Ipv4(ip) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
         Host::Ipv6(ip) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
@@ -435,36 +409,15 @@ mod tests {
     fn refuses_malformed_or_insecure_urls() {
         let none = no_hosts();
         let err = |u: &str| validate_url(u, &none).expect_err(u);
-        assert!(matches!(
-            err("/relative/path"),
-            DestinationError::Malformed(_)
-        ));
+        assert!(matches!(err("/relative/path"), DestinationError::Malformed(_)));
         assert!(matches!(err("not a url"), DestinationError::Malformed(_)));
         assert!(matches!(err("https://"), DestinationError::Malformed(_)));
-        assert!(matches!(
-            err("http://hooks.example.com/"),
-            DestinationError::HttpNotAllowed
-        ));
-        assert!(matches!(
-            err("ftp://hooks.example.com/"),
-            DestinationError::UnsupportedScheme
-        ));
-        assert!(matches!(
-            err("file:///etc/passwd"),
-            DestinationError::UnsupportedScheme
-        ));
-        assert!(matches!(
-            err("mailto:a@example.com"),
-            DestinationError::UnsupportedScheme
-        ));
-        assert!(matches!(
-            err("https://user:pw@hooks.example.com/"),
-            DestinationError::Credentials
-        ));
-        assert!(matches!(
-            err("https://user@hooks.example.com/"),
-            DestinationError::Credentials
-        ));
+        assert!(matches!(err("http://hooks.example.com/"), DestinationError::HttpNotAllowed));
+        assert!(matches!(err("ftp://hooks.example.com/"), DestinationError::UnsupportedScheme));
+        assert!(matches!(err("file:///etc/passwd"), DestinationError::UnsupportedScheme));
+        assert!(matches!(err("mailto:a@example.com"), DestinationError::UnsupportedScheme));
+        assert!(matches!(err("https://user:pw@hooks.example.com/"), DestinationError::Credentials));
+        assert!(matches!(err("https://user@hooks.example.com/"), DestinationError::Credentials));
     }
 
     #[test]
@@ -477,16 +430,10 @@ mod tests {
         assert_eq!(range("https://127.0.0.1/"), ForbiddenRange::Loopback);
         assert_eq!(range("https://2130706433/"), ForbiddenRange::Loopback);
         assert_eq!(range("https://0x7f.1/"), ForbiddenRange::Loopback);
-        assert_eq!(
-            range("https://169.254.169.254/latest/meta-data"),
-            ForbiddenRange::Metadata
-        );
+        assert_eq!(range("https://169.254.169.254/latest/meta-data"), ForbiddenRange::Metadata);
         assert_eq!(range("https://10.0.0.5:8443/"), ForbiddenRange::Private);
         assert_eq!(range("https://[::1]/"), ForbiddenRange::Loopback);
-        assert_eq!(
-            range("https://[::ffff:192.168.0.1]/"),
-            ForbiddenRange::Private
-        );
+        assert_eq!(range("https://[::ffff:192.168.0.1]/"), ForbiddenRange::Private);
         assert_eq!(range("https://[fe80::1]/"), ForbiddenRange::LinkLocal);
         assert_eq!(range("https://localhost/"), ForbiddenRange::Loopback);
         assert_eq!(range("https://LocalHost./"), ForbiddenRange::Loopback);
@@ -495,11 +442,7 @@ mod tests {
 
     #[test]
     fn allow_listed_hosts_may_use_http_and_internal_addresses() {
-        let allow = vec![
-            "127.0.0.1".to_owned(),
-            "Receiver.Internal".to_owned(),
-            "::1".to_owned(),
-        ];
+        let allow = vec!["127.0.0.1".to_owned(), "Receiver.Internal".to_owned(), "::1".to_owned()];
         assert!(validate_url("http://127.0.0.1:8080/hook", &allow).is_ok());
         assert!(validate_url("http://receiver.internal./hook", &allow).is_ok());
         assert!(validate_url("http://[0:0::1]:9000/hook", &allow).is_ok());
@@ -522,20 +465,13 @@ mod tests {
     #[test]
     fn messages_are_single_sentences() {
         let none = no_hosts();
-        for url in [
-            "nope",
-            "http://example.com",
-            "https://u:p@example.com",
-            "https://10.1.1.1",
-        ] {
+        for url in ["nope", "http://example.com", "https://u:p@example.com", "https://10.1.1.1"] {
             let msg = validate_url(url, &none).expect_err(url).to_string();
             assert!(msg.starts_with("The webhook "), "{msg}");
             assert!(msg.ends_with('.'), "{msg}");
             assert_eq!(msg.matches(". ").count(), 0, "{msg}");
         }
-        let msg = validate_url("https://10.1.1.1", &none)
-            .expect_err("private")
-            .to_string();
+        let msg = validate_url("https://10.1.1.1", &none).expect_err("private").to_string();
         assert_eq!(
             msg,
             "The webhook URL leads to a private address, which is refused unless an operator allow-lists its host."
@@ -552,12 +488,8 @@ mod tests {
             }) => {}
             other => panic!("{other:?}"),
         }
-        let addrs = resolve_checked(&url, &["localhost".to_owned()])
-            .await
-            .expect("allow-listed");
-        assert!(addrs
-            .iter()
-            .all(|a| a.port() == 8443 && a.ip().is_loopback()));
+        let addrs = resolve_checked(&url, &["localhost".to_owned()]).await.expect("allow-listed");
+        assert!(addrs.iter().all(|a| a.port() == 8443 && a.ip().is_loopback()));
 
         let literal = Url::parse("https://169.254.169.254/").expect("url");
         assert!(matches!(
@@ -568,21 +500,14 @@ mod tests {
             })
         ));
         let public = Url::parse("https://8.8.8.8/").expect("url");
-        let addrs = resolve_checked(&public, &no_hosts())
-            .await
-            .expect("public literal");
-        assert_eq!(
-            addrs,
-            vec!["8.8.8.8:443".parse::<SocketAddr>().expect("addr")]
-        );
+        let addrs = resolve_checked(&public, &no_hosts()).await.expect("public literal");
+        assert_eq!(addrs, vec!["8.8.8.8:443".parse::<SocketAddr>().expect("addr")]);
     }
 
     #[tokio::test]
     async fn unresolvable_names_are_retryable() {
         let url = Url::parse("https://no-such-host.invalid/").expect("url");
-        let err = resolve_checked(&url, &no_hosts())
-            .await
-            .expect_err("unresolvable");
+        let err = resolve_checked(&url, &no_hosts()).await.expect_err("unresolvable");
         assert!(!err.is_permanent(), "{err:?}");
     }
 

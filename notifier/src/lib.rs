@@ -35,12 +35,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), NotifierError> {
     let deliverer = Deliverer::new(&config).map_err(NotifierError::Client)?;
-    let consumer = Arc::new(Consumer::new(
-        queue,
-        secrets,
-        deliverer,
-        config.retry_schedule.clone(),
-    ));
+    let consumer = Arc::new(Consumer::new(queue, secrets, deliverer, config.retry_schedule.clone()));
     let mut loops = JoinSet::new();
     // At least one loop: a concurrency of 0 would silently leave every webhook undelivered.
     for _ in 0..config.concurrency.max(1) {

@@ -11,9 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use chrono::Utc;
 use common::ids::{CompanyId, EventId};
-use common::messages::{
-    DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1,
-};
+use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use notifier::{NotifierConfig, NotifierError, SecretError, SecretSource};
 use std::collections::{HashMap, VecDeque};
@@ -54,23 +52,15 @@ impl MemoryQueue {
     /// Messages of `topic` not yet acked, waiting or in flight.
     fn unsettled(&self, topic: Topic) -> usize {
         let state = self.lock();
-        state.ready.iter().filter(|e| e.topic == topic).count()
-            + state
-                .in_flight
-                .values()
-                .filter(|e| e.topic == topic)
-                .count()
+        state.ready.iter().filter(|e| e.topic == topic).count() + state.in_flight.values().filter(|e| e.topic == topic).count()
     }
 
     fn try_take(&self, topics: &[Topic]) -> Option<Delivery> {
         let mut state = self.lock();
         let now = Instant::now();
-        let position = topics.iter().find_map(|topic| {
-            state
-                .ready
-                .iter()
-                .position(|e| e.topic == *topic && e.visible_at <= now)
-        })?;
+        let position = topics
+            .iter()
+            .find_map(|topic| state.ready.iter().position(|e| e.topic == *topic && e.visible_at <= now))?;
         let mut entry = state.ready.remove(position)?;
         entry.attempts += 1;
         let delivery = Delivery {
@@ -86,12 +76,7 @@ impl MemoryQueue {
 
 #[async_trait]
 impl Queue for MemoryQueue {
-    async fn publish(
-        &self,
-        topic: Topic,
-        payload: Vec<u8>,
-        delay: Duration,
-    ) -> Result<(), QueueError> {
+    async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
         let mut state = self.lock();
         state.next_tag += 1;
         let tag = state.next_tag;
@@ -183,10 +168,7 @@ impl Receiver {
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 /// HMAC-SHA256 over "<id>.<ts>.<body>" with the secret's decoded key, written here with ring
@@ -204,12 +186,7 @@ fn expected_signature(secret: &str, id: &str, ts: &str, body: &[u8]) -> String {
     STANDARD.encode(ring::hmac::sign(&key, &signed).as_ref())
 }
 
-async fn receive_hook(
-    State(receiver): State<Arc<Receiver>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+async fn receive_hook(State(receiver): State<Arc<Receiver>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let webhook_id = header(&headers, "webhook-id");
     let timestamp = header(&headers, "webhook-timestamp");
     let signatures: Vec<String> = header(&headers, "webhook-signature")
@@ -250,31 +227,21 @@ async fn receive_hook(
                 .expect("script lock")
                 .pop_front()
                 .unwrap_or(receiver.fallback);
-            StatusCode::from_u16(code)
-                .expect("test status")
-                .into_response()
+            StatusCode::from_u16(code).expect("test status").into_response()
         }
         _ => StatusCode::OK.into_response(),
     }
 }
 
-async fn start_receiver(
-    secrets: Vec<String>,
-    script: &[u16],
-    fallback: u16,
-) -> (Arc<Receiver>, SocketAddr) {
+async fn start_receiver(secrets: Vec<String>, script: &[u16], fallback: u16) -> (Arc<Receiver>, SocketAddr) {
     let receiver = Arc::new(Receiver {
         secrets,
         script: Mutex::new(script.iter().copied().collect()),
         fallback,
         hits: Mutex::new(Vec::new()),
     });
-    let app = axum::Router::new()
-        .fallback(receive_hook)
-        .with_state(Arc::clone(&receiver));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind receiver");
+    let app = axum::Router::new().fallback(receive_hook).with_state(Arc::clone(&receiver));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
     let addr = listener.local_addr().expect("receiver address");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -297,11 +264,7 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn start_notifier(
-    retry_schedule: Vec<Duration>,
-    allow_hosts: &[&str],
-    timeout: Duration,
-) -> Harness {
+fn start_notifier(retry_schedule: Vec<Duration>, allow_hosts: &[&str], timeout: Duration) -> Harness {
     let queue = Arc::new(MemoryQueue::default());
     let company = CompanyId::generate(Utc::now());
     let secrets = vec![secret_from(7), secret_from(9)];
@@ -338,9 +301,7 @@ impl Harness {
 
     async fn publish_event_for(&self, company_id: CompanyId, url: String) -> EventDelivery {
         let event_id = EventId::generate(Utc::now());
-        let body = format!(
-            r#"{{"eventId":"{event_id}","type":"verification.completed","data":{{"note":"é ✓"}}}}"#
-        );
+        let body = format!(r#"{{"eventId":"{event_id}","type":"verification.completed","data":{{"note":"é ✓"}}}}"#);
         let event = EventDelivery {
             event_id,
             company_id,
@@ -366,8 +327,7 @@ impl Harness {
                 .expect("no final outcome in time")
                 .expect("receive result");
             self.queue.ack(&delivery).await.expect("ack result");
-            let message: RecorderMessage =
-                serde_json::from_slice(&delivery.payload).expect("decode result");
+            let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
             let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
                 panic!("unexpected recorder message {message:?}");
             };
@@ -387,11 +347,7 @@ impl Harness {
             .await
             .expect("notifier did not stop");
         ended.expect("notifier task").expect("notifier run");
-        assert_eq!(
-            self.queue.unsettled(Topic::Events),
-            0,
-            "events left on the queue"
-        );
+        assert_eq!(self.queue.unsettled(Topic::Events), 0, "events left on the queue");
     }
 }
 
@@ -403,24 +359,14 @@ fn assert_signed_delivery(hit: &Hit, event: &EventDelivery) {
     assert_eq!(hit.webhook_id.as_deref(), Some(event.event_id.as_str()));
     assert_eq!(hit.content_type.as_deref(), Some("application/json"));
     assert_eq!(hit.body, event.body, "body must be sent byte for byte");
-    assert_eq!(
-        hit.signature_count, 2,
-        "one signature per secret during a rotation"
-    );
-    assert_eq!(
-        hit.valid_by_secret,
-        vec![true, true],
-        "both signatures must verify"
-    );
+    assert_eq!(hit.signature_count, 2, "one signature per secret during a rotation");
+    assert_eq!(hit.valid_by_secret, vec![true, true], "both signatures must verify");
     let ts: i64 = hit
         .timestamp
         .as_deref()
         .and_then(|t| t.parse().ok())
         .expect("numeric webhook-timestamp");
-    assert!(
-        (Utc::now().timestamp() - ts).abs() < 60,
-        "timestamp is Unix seconds of now"
-    );
+    assert!((Utc::now().timestamp() - ts).abs() < 60, "timestamp is Unix seconds of now");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -446,47 +392,29 @@ async fn delivers_a_signed_event() {
 
 #[tokio::test]
 async fn retries_on_the_schedule_with_the_same_webhook_id() {
-    let (receiver, addr) =
-        start_receiver(vec![secret_from(7), secret_from(9)], &[500, 500, 200], 200).await;
-    let notifier = start_notifier(
-        vec![ms(50), ms(50), ms(50)],
-        &["127.0.0.1"],
-        Duration::from_secs(5),
-    );
+    let (receiver, addr) = start_receiver(vec![secret_from(7), secret_from(9)], &[500, 500, 200], 200).await;
+    let notifier = start_notifier(vec![ms(50), ms(50), ms(50)], &["127.0.0.1"], Duration::from_secs(5));
 
     let event = notifier.publish_event(format!("http://{addr}/hook")).await;
     let attempts = notifier.attempts_until_final(&event).await;
 
     assert_eq!(
         outcomes(&attempts),
-        vec![
-            DeliveryOutcome::Retrying,
-            DeliveryOutcome::Retrying,
-            DeliveryOutcome::Delivered
-        ]
+        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Retrying, DeliveryOutcome::Delivered]
     );
-    assert_eq!(
-        attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(),
-        vec![1, 2, 3]
-    );
+    assert_eq!(attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(), vec![1, 2, 3]);
     assert_eq!(
         attempts.iter().map(|a| a.status_code).collect::<Vec<_>>(),
         vec![Some(500), Some(500), Some(200)]
     );
-    assert_eq!(
-        attempts[0].error.as_deref(),
-        Some("the receiver answered 500")
-    );
+    assert_eq!(attempts[0].error.as_deref(), Some("the receiver answered 500"));
     let hits = receiver.hits();
     assert_eq!(hits.len(), 3);
     for hit in &hits {
         assert_signed_delivery(hit, &event);
     }
     for pair in hits.windows(2) {
-        assert!(
-            pair[1].at - pair[0].at >= ms(50),
-            "retry came before its delay"
-        );
+        assert!(pair[1].at - pair[0].at >= ms(50), "retry came before its delay");
     }
     notifier.stop().await;
 }
@@ -536,24 +464,16 @@ async fn redirects_are_not_followed() {
     let (receiver, addr) = start_receiver(vec![secret_from(7), secret_from(9)], &[], 200).await;
     let notifier = start_notifier(vec![ms(20)], &["127.0.0.1"], Duration::from_secs(5));
 
-    let event = notifier
-        .publish_event(format!("http://{addr}/redirect"))
-        .await;
+    let event = notifier.publish_event(format!("http://{addr}/redirect")).await;
     let attempts = notifier.attempts_until_final(&event).await;
 
-    assert_eq!(
-        outcomes(&attempts),
-        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]
-    );
+    assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]);
     assert!(attempts.iter().all(|a| a.status_code == Some(302)));
     let error = attempts[0].error.as_deref().unwrap_or_default();
     assert!(error.contains("redirect"), "{error}");
     let hits = receiver.hits();
     assert_eq!(hits.len(), 2);
-    assert!(
-        hits.iter().all(|h| h.path == "/redirect"),
-        "the Location was followed: {hits:?}"
-    );
+    assert!(hits.iter().all(|h| h.path == "/redirect"), "the Location was followed: {hits:?}");
     notifier.stop().await;
 }
 
@@ -567,10 +487,7 @@ async fn internal_destinations_are_refused_without_a_request() {
     let cases = [
         (format!("https://127.0.0.1:{port}/hook"), "loopback"),
         (format!("https://localhost:{port}/hook"), "loopback"),
-        (
-            format!("https://[::ffff:127.0.0.1]:{port}/hook"),
-            "loopback",
-        ),
+        (format!("https://[::ffff:127.0.0.1]:{port}/hook"), "loopback"),
         (format!("http://127.0.0.1:{port}/hook"), "https"),
         (format!("https://169.254.169.254:{port}/latest"), "metadata"),
     ];
@@ -582,16 +499,10 @@ async fn internal_destinations_are_refused_without_a_request() {
         let error = attempts[0].error.as_deref().unwrap_or_default();
         assert!(error.starts_with("The webhook URL"), "{url}: {error}");
         assert!(error.contains(expected), "{url}: {error}");
-        assert!(
-            !error.contains(&port.to_string()),
-            "the error must not echo the URL: {error}"
-        );
+        assert!(!error.contains(&port.to_string()), "the error must not echo the URL: {error}");
     }
     tokio::time::sleep(ms(200)).await;
-    assert!(
-        receiver.hits().is_empty(),
-        "a refused destination was contacted"
-    );
+    assert!(receiver.hits().is_empty(), "a refused destination was contacted");
     notifier.stop().await;
 }
 
@@ -603,15 +514,9 @@ async fn slow_receivers_time_out_and_are_retried() {
     let event = notifier.publish_event(format!("http://{addr}/slow")).await;
     let attempts = notifier.attempts_until_final(&event).await;
 
-    assert_eq!(
-        outcomes(&attempts),
-        vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]
-    );
+    assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Retrying, DeliveryOutcome::Dead]);
     assert_eq!(attempts[0].status_code, None);
-    assert_eq!(
-        attempts[0].error.as_deref(),
-        Some("the receiver did not answer within 300ms")
-    );
+    assert_eq!(attempts[0].error.as_deref(), Some("the receiver did not answer within 300ms"));
     assert_eq!(receiver.hits().len(), 2);
     notifier.stop().await;
 }
@@ -627,17 +532,11 @@ async fn unknown_companies_and_undecodable_messages_do_not_block_the_queue() {
         .await
         .expect("publish garbage");
     let orphan = notifier
-        .publish_event_for(
-            CompanyId::generate(Utc::now()),
-            format!("http://{addr}/hook"),
-        )
+        .publish_event_for(CompanyId::generate(Utc::now()), format!("http://{addr}/hook"))
         .await;
     let attempts = notifier.attempts_until_final(&orphan).await;
     assert_eq!(outcomes(&attempts), vec![DeliveryOutcome::Dead]);
-    assert_eq!(
-        attempts[0].error.as_deref(),
-        Some("the company has no webhook signing secret")
-    );
+    assert_eq!(attempts[0].error.as_deref(), Some("the company has no webhook signing secret"));
 
     let event = notifier.publish_event(format!("http://{addr}/hook")).await;
     let attempts = notifier.attempts_until_final(&event).await;
@@ -657,10 +556,7 @@ async fn shutdown_finishes_the_attempt_in_flight() {
     // Wait until the receiver has the request, then ask the notifier to stop mid-attempt.
     let started = Instant::now();
     while receiver.hits().is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the attempt never started"
-        );
+        assert!(started.elapsed() < Duration::from_secs(10), "the attempt never started");
         tokio::time::sleep(ms(10)).await;
     }
     let queue = Arc::clone(&notifier.queue);
@@ -674,11 +570,8 @@ async fn shutdown_finishes_the_attempt_in_flight() {
 
     // The attempt completed, was reported, and its event acked rather than left for a repeat.
     assert_eq!(queue.unsettled(Topic::Events), 0);
-    let delivery = queue
-        .try_take(&[Topic::Results])
-        .expect("the attempt was reported");
-    let message: RecorderMessage =
-        serde_json::from_slice(&delivery.payload).expect("decode result");
+    let delivery = queue.try_take(&[Topic::Results]).expect("the attempt was reported");
+    let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
     let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
         panic!("unexpected recorder message");
     };

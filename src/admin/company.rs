@@ -51,7 +51,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let now = chrono::Utc::now();
     match args.command {
         Command::Create { name, licence } => {
-            let licence: Licence = licence.parse().map_err(|_| RepoError::Invalid { field: "licence", message: "licence must be standard or group".into() })?;
+            let licence: Licence = licence.parse().map_err(|_| RepoError::Invalid {
+                field: "licence",
+                message: "licence must be standard or group".into(),
+            })?;
             let created = ctx.store.write(move |tx| companies::create(tx, &name, licence, now)).await?;
             let mut value = serde_json::to_value(&created.company).map_err(RepoError::from)?;
             value["webhookSecret"] = json!(created.webhook_secret);
@@ -61,15 +64,24 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
         Command::Show { id } => Ok(output::print(ctx.json, &ctx.store.read(move |c| companies::get(c, &id)).await?)),
         Command::Set { id, ai, retention_days } => {
             if ai.is_none() && retention_days.is_none() {
-                return Err(RepoError::Invalid { field: "ai", message: "give --ai and/or --retention-days".into() });
+                return Err(RepoError::Invalid {
+                    field: "ai",
+                    message: "give --ai and/or --retention-days".into(),
+                });
             }
             let ai = ai.map(|a| a == "on");
-            Ok(output::print(ctx.json, &ctx.store.write(move |tx| companies::set(tx, &id, ai, retention_days)).await?))
+            Ok(output::print(
+                ctx.json,
+                &ctx.store.write(move |tx| companies::set(tx, &id, ai, retention_days)).await?,
+            ))
         }
         Command::RotateSecret { id } => {
             let company = id.clone();
             let secret = ctx.store.write(move |tx| companies::rotate_secret(tx, &company, now)).await?;
-            Ok(output::print(ctx.json, &json!({ "id": id, "webhookSecret": secret, "previousSecretValidHours": companies::ROTATION_OVERLAP_HOURS })))
+            Ok(output::print(
+                ctx.json,
+                &json!({ "id": id, "webhookSecret": secret, "previousSecretValidHours": companies::ROTATION_OVERLAP_HOURS }),
+            ))
         }
     }
 }

@@ -33,7 +33,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
         Command::Create { company, read_only } => {
             let owner = company.clone();
             let key = ctx.store.write(move |tx| api_keys::create(tx, &owner, read_only, now)).await?;
-            Ok(output::print(ctx.json, &json!({ "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "companyId": company })))
+            Ok(output::print(
+                ctx.json,
+                &json!({ "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "companyId": company }),
+            ))
         }
         Command::Revoke { prefix } => {
             let p = prefix.clone();

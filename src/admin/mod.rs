@@ -56,7 +56,11 @@ pub async fn run(config: Config, args: AdminArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return output::fail(&format!("cannot open the database {}: {e}", config.database_path().display())),
     };
-    let ctx = Ctx { store, config, json: args.json };
+    let ctx = Ctx {
+        store,
+        config,
+        json: args.json,
+    };
     let result = match args.command {
         AdminCommand::Company(a) => company::run(&ctx, a).await,
         AdminCommand::Key(a) => key::run(&ctx, a).await,
@@ -89,7 +93,11 @@ pub struct StoreSecrets(pub Store);
 impl notifier::SecretSource for StoreSecrets {
     async fn signing_secrets(&self, company: &CompanyId) -> Result<Vec<String>, notifier::SecretError> {
         let company = company.clone();
-        match self.0.read(move |c| companies::signing_secrets(c, &company, chrono::Utc::now())).await {
+        match self
+            .0
+            .read(move |c| companies::signing_secrets(c, &company, chrono::Utc::now()))
+            .await
+        {
             Ok(s) => Ok(s),
             Err(RepoError::NotFound) => Err(notifier::SecretError::Missing),
             Err(e) => Err(notifier::SecretError::Unavailable(Box::new(e))),

@@ -48,12 +48,18 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     };
     match args.command {
         Command::List { company, limit } => {
-            let data = ctx.store.read(move |c| consultations::pending_reviews(c, company.as_ref(), limit)).await?;
+            let data = ctx
+                .store
+                .read(move |c| consultations::pending_reviews(c, company.as_ref(), limit))
+                .await?;
             Ok(output::print(ctx.json, &json!({ "data": data })))
         }
         Command::Show { id } => {
             let (company, consultation) = ctx.store.read(move |c| consultations::get_any(c, &id)).await?;
-            Ok(output::print(ctx.json, &json!({ "companyId": company, "consultation": consultation })))
+            Ok(output::print(
+                ctx.json,
+                &json!({ "companyId": company, "consultation": consultation }),
+            ))
         }
         Command::Accept { id } => settle(id, true).await,
         Command::Reject { id } => settle(id, false).await,

@@ -17,5 +17,8 @@ pub struct Args {
 
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let Args { company, month } = args;
-    Ok(output::print(ctx.json, &ctx.store.read(move |c| usage::for_month(c, &company, &month)).await?))
+    Ok(output::print(
+        ctx.json,
+        &ctx.store.read(move |c| usage::for_month(c, &company, &month)).await?,
+    ))
 }

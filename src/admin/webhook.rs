@@ -43,7 +43,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             Ok(output::print(ctx.json, &json!({ "data": data })))
         }
         Command::DeadLetters { company, limit } => {
-            let data = ctx.store.read(move |c| events::list(c, Some("dead"), company.as_ref(), limit)).await?;
+            let data = ctx
+                .store
+                .read(move |c| events::list(c, Some("dead"), company.as_ref(), limit))
+                .await?;
             Ok(output::print(ctx.json, &json!({ "data": data })))
         }
         Command::Replay { id } => {

@@ -47,18 +47,36 @@ enum Command {
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let now = chrono::Utc::now();
     match args.command {
-        Command::Create { company, name, category, webhook_url, rules } => {
+        Command::Create {
+            company,
+            name,
+            category,
+            webhook_url,
+            rules,
+        } => {
             if let Some(url) = &webhook_url {
-                notifier::validate_url(url, &ctx.config.webhook_allow_hosts).map_err(|e| RepoError::Invalid { field: "webhook-url", message: e.to_string() })?;
+                notifier::validate_url(url, &ctx.config.webhook_allow_hosts).map_err(|e| RepoError::Invalid {
+                    field: "webhook-url",
+                    message: e.to_string(),
+                })?;
             }
             let rules: WorkflowRules = match rules {
-                Some(r) => serde_json::from_str(&r).map_err(|e| RepoError::Invalid { field: "rules", message: format!("--rules is not valid rules JSON: {e}") })?,
+                Some(r) => serde_json::from_str(&r).map_err(|e| RepoError::Invalid {
+                    field: "rules",
+                    message: format!("--rules is not valid rules JSON: {e}"),
+                })?,
                 None => WorkflowRules::default(),
             };
-            let created = ctx.store.write(move |tx| workflows::create(tx, &company, &name, category, webhook_url.as_deref(), &rules, false, now)).await?;
+            let created = ctx
+                .store
+                .write(move |tx| workflows::create(tx, &company, &name, category, webhook_url.as_deref(), &rules, false, now))
+                .await?;
             Ok(output::print(ctx.json, &created))
         }
-        Command::List { company } => Ok(output::print(ctx.json, &json!({ "data": ctx.store.read(move |c| workflows::list(c, &company)).await? }))),
+        Command::List { company } => Ok(output::print(
+            ctx.json,
+            &json!({ "data": ctx.store.read(move |c| workflows::list(c, &company)).await? }),
+        )),
         Command::TestWebhook { id } => {
             let event = ctx.store.write(move |tx| emit_test(tx, &id, now)).await?;
             Ok(output::print(ctx.json, &json!({ "eventId": event, "queued": true })))
@@ -69,7 +87,9 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
 /// Same envelope as `verification.completed`, dummy identifiers, `externalRef` = `TEST`.
 fn emit_test(tx: &rusqlite::Connection, id: &WorkflowId, now: chrono::DateTime<chrono::Utc>) -> Result<String, RepoError> {
     let workflow = workflows::get_any(tx, id)?;
-    let url = workflow.webhook_url.ok_or_else(|| RepoError::InvalidState(format!("workflow {id} has no webhook URL")))?;
+    let url = workflow
+        .webhook_url
+        .ok_or_else(|| RepoError::InvalidState(format!("workflow {id} has no webhook URL")))?;
     let mut fields = Map::new();
     fields.insert("consultationId".into(), json!(format!("CSL-{}-000000000000", now.format("%Y%m%d"))));
     fields.insert("workflowId".into(), json!(id));

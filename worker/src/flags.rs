@@ -35,7 +35,10 @@ impl LiveFlags for StoreFlags {
             .0
             .read(move |c| {
                 use rusqlite::OptionalExtension;
-                Ok::<_, RepoError>(c.query_row("SELECT status FROM batches WHERE id = ?1", [id], |r| r.get(0)).optional()?)
+                Ok::<_, RepoError>(
+                    c.query_row("SELECT status FROM batches WHERE id = ?1", [id], |r| r.get(0))
+                        .optional()?,
+                )
             })
             .await?;
         Ok(matches!(status.as_deref(), Some("in_progress")))

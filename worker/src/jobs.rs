@@ -88,7 +88,11 @@ impl Worker {
         if let Some(outcome) = self.precheck(job).await? {
             return self.report(&job.source, outcome).await;
         }
-        self.publish(RecorderV1::JobStarted { source: job.source.clone(), at: chrono::Utc::now() }).await?;
+        self.publish(RecorderV1::JobStarted {
+            source: job.source.clone(),
+            at: chrono::Utc::now(),
+        })
+        .await?;
         let outcome = self.analyse(job).await?;
         self.report(&job.source, outcome).await
     }
@@ -96,14 +100,25 @@ impl Worker {
     /// What ends the job without analysis: canceled batch, passed deadline, AI disabled.
     async fn precheck(&self, job: &JobV1) -> Result<Option<JobOutcome>, JobError> {
         if let JobSource::BatchItem { batch_id, .. } = &job.source {
-            if !self.flags.batch_accepts_work(batch_id).await.map_err(|e| JobError::Transient(e.to_string()))? {
+            if !self
+                .flags
+                .batch_accepts_work(batch_id)
+                .await
+                .map_err(|e| JobError::Transient(e.to_string()))?
+            {
                 return Ok(Some(JobOutcome::Canceled));
             }
         }
         if chrono::Utc::now() > job.deadline {
             return Ok(Some(JobOutcome::Expired));
         }
-        if job.category == DocumentCategory::Administratif && !self.flags.ai_enabled(&job.company_id).await.map_err(|e| JobError::Transient(e.to_string()))? {
+        if job.category == DocumentCategory::Administratif
+            && !self
+                .flags
+                .ai_enabled(&job.company_id)
+                .await
+                .map_err(|e| JobError::Transient(e.to_string()))?
+        {
             return Ok(Some(JobOutcome::Errored {
                 error: ItemError::IaDesactivee,
                 message: "AI use is disabled for the company; the document was not analysed".into(),
@@ -125,15 +140,28 @@ impl Worker {
             match result {
                 Ok(report) => return Ok(JobOutcome::Analysed { report: Box::new(report) }),
                 Err(e) if e.is_retryable() => last = Some(e),
-                Err(e) => return Ok(JobOutcome::Errored { error: e.item_error(), message: e.to_string() }),
+                Err(e) => {
+                    return Ok(JobOutcome::Errored {
+                        error: e.item_error(),
+                        message: e.to_string(),
+                    })
+                }
             }
         }
         let e = last.unwrap_or_else(|| EngineError::Failure("the analysis engine failed".into()));
-        Ok(JobOutcome::Errored { error: e.item_error(), message: e.to_string() })
+        Ok(JobOutcome::Errored {
+            error: e.item_error(),
+            message: e.to_string(),
+        })
     }
 
     async fn read_files(&self, job: &JobV1) -> Result<AnalysisInput, JobError> {
-        let read = |name: String| async move { self.blobs.get(&name, &job.blob_context).await.map_err(|e| JobError::Transient(format!("cannot read document: {e}"))) };
+        let read = |name: String| async move {
+            self.blobs
+                .get(&name, &job.blob_context)
+                .await
+                .map_err(|e| JobError::Transient(format!("cannot read document: {e}")))
+        };
         let front = read(job.front_blob.clone()).await?;
         let back = match &job.back_blob {
             Some(b) => Some(read(b.clone()).await?),
@@ -143,11 +171,21 @@ impl Worker {
             Some(b) => Some(read(b.clone()).await?),
             None => None,
         };
-        Ok(AnalysisInput { category: job.category, front, back, selfie })
+        Ok(AnalysisInput {
+            category: job.category,
+            front,
+            back,
+            selfie,
+        })
     }
 
     async fn report(&self, source: &JobSource, outcome: JobOutcome) -> Result<(), JobError> {
-        self.publish(RecorderV1::JobFinished { source: source.clone(), outcome, at: chrono::Utc::now() }).await
+        self.publish(RecorderV1::JobFinished {
+            source: source.clone(),
+            outcome,
+            at: chrono::Utc::now(),
+        })
+        .await
     }
 
     async fn publish(&self, message: RecorderV1) -> Result<(), JobError> {

@@ -51,7 +51,10 @@ pub async fn run(deadlines: Arc<dyn Deadlines>, queue: Arc<dyn Queue>, every: Du
             if sent.contains_key(&batch_id) {
                 continue;
             }
-            let message = RecorderMessage::V1(RecorderV1::BatchDeadline { batch_id: batch_id.clone(), at: chrono::Utc::now() });
+            let message = RecorderMessage::V1(RecorderV1::BatchDeadline {
+                batch_id: batch_id.clone(),
+                at: chrono::Utc::now(),
+            });
             let Ok(payload) = serde_json::to_vec(&message) else { continue };
             match queue.publish(Topic::Results, payload, Duration::ZERO).await {
                 Ok(()) => {

@@ -44,8 +44,16 @@ pub struct NewKey {
 }
 
 pub fn generate(read_only: bool) -> NewKey {
-    let secret = format!("{}_live_{}", if read_only { "rk" } else { "sk" }, crate::ids::random_base62(BODY_LEN));
-    NewKey { prefix: secret[..PREFIX_LEN].to_owned(), hash: hash(&secret), secret }
+    let secret = format!(
+        "{}_live_{}",
+        if read_only { "rk" } else { "sk" },
+        crate::ids::random_base62(BODY_LEN)
+    );
+    NewKey {
+        prefix: secret[..PREFIX_LEN].to_owned(),
+        hash: hash(&secret),
+        secret,
+    }
 }
 
 fn hash(key: &str) -> Vec<u8> {
@@ -74,7 +82,12 @@ mod tests {
 
     #[test]
     fn malformed_keys_are_refused() {
-        for bad in ["", "sk_live_", "sk_test_0123456789012345678901234567890123456789", "sk_live_012345678901234567890123456789012345678!"] {
+        for bad in [
+            "",
+            "sk_live_",
+            "sk_test_0123456789012345678901234567890123456789",
+            "sk_live_012345678901234567890123456789012345678!",
+        ] {
             assert!(PresentedKey::parse(bad).is_none(), "{bad}");
         }
     }

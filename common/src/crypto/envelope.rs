@@ -55,7 +55,10 @@ impl MasterKeys {
     /// Loads the key file (`<id>:<base64 of 32 bytes>` per line, the last line is current),
     /// creating it with one fresh key and mode 0600 when it does not exist.
     pub fn load_or_create(path: &Path) -> Result<Self, EnvelopeError> {
-        let err = |reason: String| EnvelopeError::KeyFile { path: path.display().to_string(), reason };
+        let err = |reason: String| EnvelopeError::KeyFile {
+            path: path.display().to_string(),
+            reason,
+        };
         if !path.exists() {
             Self::create_file(path).map_err(|e| err(e.to_string()))?;
         }
@@ -104,7 +107,11 @@ impl MasterKeys {
         let wrap_nonce = random_nonce();
         let mut wrapped = data_key.to_vec();
         master
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(wrap_nonce), Aad::from(self.current.as_bytes()), &mut wrapped)
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(wrap_nonce),
+                Aad::from(self.current.as_bytes()),
+                &mut wrapped,
+            )
             .expect("AES-GCM sealing of 32 bytes cannot fail");
 
         let data_nonce = random_nonce();
@@ -112,7 +119,11 @@ impl MasterKeys {
         body.extend_from_slice(plaintext);
         aead_key(&data_key)
             .expect("a 32-byte key is a valid AES-256 key")
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(data_nonce), Aad::from(associated_data.as_bytes()), &mut body)
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(data_nonce),
+                Aad::from(associated_data.as_bytes()),
+                &mut body,
+            )
             .expect("AES-GCM sealing within size limits cannot fail");
 
         let mut out = Vec::with_capacity(4 + 1 + self.current.len() + 2 * NONCE_LEN + wrapped.len() + body.len());

@@ -45,7 +45,11 @@ fn ms(d: Duration) -> i64 {
 
 impl SqliteQueue {
     pub fn new(store: Store, max_attempts: u32) -> Self {
-        Self { store, wake: Arc::new(Notify::new()), max_attempts }
+        Self {
+            store,
+            wake: Arc::new(Notify::new()),
+            max_attempts,
+        }
     }
 
     /// Makes every leased message visible again: at start, nothing of ours can be in flight.
@@ -53,7 +57,10 @@ impl SqliteQueue {
         let now = now_ms();
         self.store
             .write(move |tx| {
-                Ok(tx.execute("UPDATE queue_messages SET available_at = ?1, leased_until = NULL WHERE leased_until IS NOT NULL", [now])?)
+                Ok(tx.execute(
+                    "UPDATE queue_messages SET available_at = ?1, leased_until = NULL WHERE leased_until IS NOT NULL",
+                    [now],
+                )?)
             })
             .await
     }
@@ -117,7 +124,10 @@ impl Queue for SqliteQueue {
         let at = now_ms() + ms(delay);
         self.store
             .write(move |tx| {
-                tx.execute("INSERT INTO queue_messages (topic, payload, available_at) VALUES (?1, ?2, ?3)", params![topic.as_str(), payload, at])?;
+                tx.execute(
+                    "INSERT INTO queue_messages (topic, payload, available_at) VALUES (?1, ?2, ?3)",
+                    params![topic.as_str(), payload, at],
+                )?;
                 Ok::<_, QueueError>(())
             })
             .await?;
@@ -150,7 +160,10 @@ impl Queue for SqliteQueue {
         let at = now_ms() + ms(delay);
         self.store
             .write(move |tx| {
-                tx.execute("UPDATE queue_messages SET available_at = ?2, leased_until = NULL WHERE id = ?1", params![id, at])?;
+                tx.execute(
+                    "UPDATE queue_messages SET available_at = ?2, leased_until = NULL WHERE id = ?1",
+                    params![id, at],
+                )?;
                 Ok::<_, QueueError>(())
             })
             .await?;
@@ -191,7 +204,9 @@ mod tests {
     #[tokio::test]
     async fn delayed_messages_wait_and_poison_messages_are_dead_lettered() {
         let (q, dir) = queue(2);
-        q.publish(Topic::Events, b"later".to_vec(), Duration::from_millis(300)).await.unwrap();
+        q.publish(Topic::Events, b"later".to_vec(), Duration::from_millis(300))
+            .await
+            .unwrap();
         let start = std::time::Instant::now();
         let d = q.receive(&[Topic::Events]).await.unwrap();
         assert!(start.elapsed() >= Duration::from_millis(250));
@@ -201,7 +216,14 @@ mod tests {
         q.nack(&d, Duration::ZERO).await.unwrap();
         let nothing = tokio::time::timeout(Duration::from_millis(400), q.receive(&[Topic::Events])).await;
         assert!(nothing.is_err(), "a message tried max_attempts times is not handed out again");
-        let dead: i64 = q.store.read(|c| c.query_row("SELECT count(*) FROM queue_dead_letters", [], |r| r.get(0)).map_err(StoreError::from)).await.unwrap();
+        let dead: i64 = q
+            .store
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM queue_dead_letters", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .await
+            .unwrap();
         assert_eq!(dead, 1);
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -18,7 +18,10 @@ pub struct KeyOwner {
 pub fn create(tx: &Connection, company: &CompanyId, read_only: bool, now: DateTime<Utc>) -> Result<NewKey, RepoError> {
     let c = super::companies::get(tx, company)?;
     if c.licence != Licence::Group {
-        return Err(RepoError::Refused(format!("company {} has no group licence: API keys require it", company)));
+        return Err(RepoError::Refused(format!(
+            "company {} has no group licence: API keys require it",
+            company
+        )));
     }
     let key = api_key::generate(read_only);
     tx.execute(
@@ -29,7 +32,10 @@ pub fn create(tx: &Connection, company: &CompanyId, read_only: bool, now: DateTi
 }
 
 pub fn revoke(tx: &Connection, prefix: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
-    let n = tx.execute("UPDATE api_keys SET revoked_at = ?2 WHERE prefix = ?1 AND revoked_at IS NULL", params![prefix, crate::time::format(now)])?;
+    let n = tx.execute(
+        "UPDATE api_keys SET revoked_at = ?2 WHERE prefix = ?1 AND revoked_at IS NULL",
+        params![prefix, crate::time::format(now)],
+    )?;
     if n == 0 {
         return Err(RepoError::NotFound);
     }
@@ -51,5 +57,9 @@ pub fn authenticate(c: &Connection, presented: &PresentedKey<'_>) -> Result<Opti
     if !api_key::hashes_match(&hash, &presented.hash()) || revoked.is_some() || read_only != presented.read_only {
         return Ok(None);
     }
-    Ok(Some(KeyOwner { company_id: super::error::stored(&company)?, prefix: presented.prefix().to_owned(), read_only }))
+    Ok(Some(KeyOwner {
+        company_id: super::error::stored(&company)?,
+        prefix: presented.prefix().to_owned(),
+        read_only,
+    }))
 }

@@ -25,14 +25,26 @@ pub fn record(tx: &Connection, company: &CompanyId, entry: &AuditEntry) -> Resul
 }
 
 pub fn entry(action: &str, target: &str, key_prefix: Option<&str>, ip: Option<String>, now: DateTime<Utc>) -> AuditEntry {
-    AuditEntry { action: action.into(), target: target.into(), key_prefix: key_prefix.map(Into::into), ip, at: crate::time::format(now) }
+    AuditEntry {
+        action: action.into(),
+        target: target.into(),
+        key_prefix: key_prefix.map(Into::into),
+        ip,
+        at: crate::time::format(now),
+    }
 }
 
 /// The company's entries, newest first.
 pub fn list(c: &Connection, company: &CompanyId, limit: u32) -> Result<Vec<AuditEntry>, RepoError> {
     let mut stmt = c.prepare("SELECT action, target, key_prefix, ip, at FROM audit_log WHERE company_id = ?1 ORDER BY id DESC LIMIT ?2")?;
     let rows = stmt.query_map(params![company.as_str(), limit], |r| {
-        Ok(AuditEntry { action: r.get(0)?, target: r.get(1)?, key_prefix: r.get(2)?, ip: r.get(3)?, at: r.get(4)? })
+        Ok(AuditEntry {
+            action: r.get(0)?,
+            target: r.get(1)?,
+            key_prefix: r.get(2)?,
+            ip: r.get(3)?,
+            at: r.get(4)?,
+        })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }

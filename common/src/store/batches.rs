@@ -30,7 +30,17 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawBatch> {
 fn build(c: &Connection, r: RawBatch) -> Result<Batch, RepoError> {
     let id: BatchId = stored(&r.0)?;
     let counts = counts(c, &id)?;
-    Ok(Batch { id, status: stored(&r.1)?, external_ref: r.2, counts, submitted_at: r.3, expires_at: r.4, ended_at: r.5, created_at: r.6, items: None })
+    Ok(Batch {
+        id,
+        status: stored(&r.1)?,
+        external_ref: r.2,
+        counts,
+        submitted_at: r.3,
+        expires_at: r.4,
+        ended_at: r.5,
+        created_at: r.6,
+        items: None,
+    })
 }
 
 /// One counter per document state; `pending` includes documents being processed.
@@ -60,8 +70,19 @@ fn schedule_deadline(tx: &Connection, id: &BatchId, due: DateTime<Utc>) -> Resul
 }
 
 /// Opens a batch for 24 h; at most three open per company.
-pub fn create(tx: &Connection, company: &CompanyId, external_ref: Option<&str>, webhook_url: Option<&str>, window: std::time::Duration, now: DateTime<Utc>) -> Result<Batch, RepoError> {
-    let open: i64 = tx.query_row("SELECT count(*) FROM batches WHERE company_id = ?1 AND status = 'open'", [company.as_str()], |r| r.get(0))?;
+pub fn create(
+    tx: &Connection,
+    company: &CompanyId,
+    external_ref: Option<&str>,
+    webhook_url: Option<&str>,
+    window: std::time::Duration,
+    now: DateTime<Utc>,
+) -> Result<Batch, RepoError> {
+    let open: i64 = tx.query_row(
+        "SELECT count(*) FROM batches WHERE company_id = ?1 AND status = 'open'",
+        [company.as_str()],
+        |r| r.get(0),
+    )?;
     if open >= MAX_OPEN_BATCHES {
         return Err(RepoError::TooManyOpenBatches);
     }
@@ -78,7 +99,11 @@ pub fn create(tx: &Connection, company: &CompanyId, external_ref: Option<&str>, 
 /// A batch of the company (without items); another company's id is not found.
 pub fn get(c: &Connection, company: &CompanyId, id: &BatchId) -> Result<Batch, RepoError> {
     let row = c
-        .query_row(&format!("SELECT {COLUMNS} FROM batches WHERE id = ?1 AND company_id = ?2"), [id.as_str(), company.as_str()], raw)
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM batches WHERE id = ?1 AND company_id = ?2"),
+            [id.as_str(), company.as_str()],
+            raw,
+        )
         .optional()?
         .ok_or(RepoError::NotFound)?;
     build(c, row)
@@ -90,7 +115,15 @@ pub fn get_with_items(c: &Connection, company: &CompanyId, id: &BatchId) -> Resu
     let mut stmt = c.prepare("SELECT id, position, category, external_ref, status, consultation_id, error FROM batch_items WHERE batch_id = ?1 ORDER BY position")?;
     let rows = stmt
         .query_map([id.as_str()], |r| {
-            Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get::<_, Option<String>>(5)?, r.get::<_, Option<String>>(6)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get(1)?,
+                r.get::<_, String>(2)?,
+                r.get(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let items = rows
@@ -113,16 +146,29 @@ pub fn get_with_items(c: &Connection, company: &CompanyId, id: &BatchId) -> Resu
 
 /// The company's batches, most recent first.
 pub fn list(c: &Connection, company: &CompanyId, limit: u32) -> Result<Vec<Batch>, RepoError> {
-    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM batches WHERE company_id = ?1 ORDER BY seq DESC LIMIT ?2"))?;
-    let rows = stmt.query_map(params![company.as_str(), limit], raw)?.collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM batches WHERE company_id = ?1 ORDER BY seq DESC LIMIT ?2"
+    ))?;
+    let rows = stmt
+        .query_map(params![company.as_str(), limit], raw)?
+        .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(|r| build(c, r)).collect()
 }
 
 /// What must hold before a deposit's files are encrypted and stored (checked again at insert).
-pub fn check_can_deposit(c: &Connection, company: &CompanyId, id: &BatchId, category: DocumentCategory, now: DateTime<Utc>) -> Result<(), RepoError> {
+pub fn check_can_deposit(
+    c: &Connection,
+    company: &CompanyId,
+    id: &BatchId,
+    category: DocumentCategory,
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
     let batch = get(c, company, id)?;
     if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
-        return Err(RepoError::InvalidState(format!("batch {id} is {}: documents can only be added to an open batch", batch.status)));
+        return Err(RepoError::InvalidState(format!(
+            "batch {id} is {}: documents can only be added to an open batch",
+            batch.status
+        )));
     }
     if category == DocumentCategory::Administratif && !super::companies::get(c, company)?.ai_enabled {
         return Err(RepoError::IaDesactivee);
@@ -145,13 +191,24 @@ pub struct NewItem {
 }
 
 /// Records a deposit after checking every limit; returns its position.
-pub fn deposit(tx: &Connection, company: &CompanyId, id: &BatchId, item: &NewItem, volume_limit: u64, now: DateTime<Utc>) -> Result<u32, RepoError> {
+pub fn deposit(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &BatchId,
+    item: &NewItem,
+    volume_limit: u64,
+    now: DateTime<Utc>,
+) -> Result<u32, RepoError> {
     check_can_deposit(tx, company, id, item.category, now)?;
     let in_batch: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE batch_id = ?1", [id.as_str()], |r| r.get(0))?;
     if in_batch >= MAX_ITEMS_PER_BATCH {
         return Err(RepoError::BatchFull);
     }
-    let held: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL", [company.as_str()], |r| r.get(0))?;
+    let held: i64 = tx.query_row(
+        "SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL",
+        [company.as_str()],
+        |r| r.get(0),
+    )?;
     if held >= MAX_NON_PURGED_DOCUMENTS {
         return Err(RepoError::DocumentQuota);
     }
@@ -181,10 +238,19 @@ pub fn blob_context(company: &CompanyId, item: &BatchItemId) -> String {
 }
 
 /// Closes the batch to deposits, starts the 24 h completion window and queues one job per document.
-pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, window: std::time::Duration, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+pub fn submit(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &BatchId,
+    window: std::time::Duration,
+    now: DateTime<Utc>,
+) -> Result<Batch, RepoError> {
     let batch = get(tx, company, id)?;
     if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
-        return Err(RepoError::InvalidState(format!("batch {id} is {}: only an open batch can be submitted", batch.status)));
+        return Err(RepoError::InvalidState(format!(
+            "batch {id} is {}: only an open batch can be submitted",
+            batch.status
+        )));
     }
     if batch.counts.total == 0 {
         return Err(RepoError::BatchEmpty);
@@ -195,9 +261,18 @@ pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, window: std::t
         params![id.as_str(), crate::time::format(now), crate::time::format(expires)],
     )?;
     schedule_deadline(tx, id, expires)?;
-    let mut stmt = tx.prepare("SELECT id, category, front_blob, back_blob FROM batch_items WHERE batch_id = ?1 AND status = 'pending' ORDER BY position")?;
+    let mut stmt = tx.prepare(
+        "SELECT id, category, front_blob, back_blob FROM batch_items WHERE batch_id = ?1 AND status = 'pending' ORDER BY position",
+    )?;
     let rows = stmt
-        .query_map([id.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<String>>(3)?)))?
+        .query_map([id.as_str()], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     for (item, category, front, back) in rows {
         let item: BatchItemId = stored(&item)?;
@@ -205,7 +280,10 @@ pub fn submit(tx: &Connection, company: &CompanyId, id: &BatchId, window: std::t
         let job = Job::V1(JobV1 {
             company_id: company.clone(),
             blob_context: blob_context(company, &item),
-            source: JobSource::BatchItem { batch_id: id.clone(), item_id: item },
+            source: JobSource::BatchItem {
+                batch_id: id.clone(),
+                item_id: item,
+            },
             category: stored(&category)?,
             front_blob: front,
             back_blob: back,
@@ -229,7 +307,11 @@ pub fn cancel(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<
 
 /// Applies a due deadline: an open or in-progress batch expires with what is left.
 pub fn expire_if_due(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Result<bool, RepoError> {
-    let row: Option<(String, String)> = tx.query_row("SELECT status, expires_at FROM batches WHERE id = ?1", [id.as_str()], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    let row: Option<(String, String)> = tx
+        .query_row("SELECT status, expires_at FROM batches WHERE id = ?1", [id.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
     let Some((status, expires_at)) = row else {
         return Ok(false);
     };
@@ -243,7 +325,10 @@ pub fn expire_if_due(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Resul
 
 fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, now: DateTime<Utc>) -> Result<(), RepoError> {
     let at = crate::time::format(now);
-    tx.execute("UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1", params![id.as_str(), status.as_str(), at])?;
+    tx.execute(
+        "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
+        params![id.as_str(), status.as_str(), at],
+    )?;
     tx.execute(
         "UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status IN ('uploading', 'pending')",
         params![id.as_str(), items.as_str(), at],
@@ -255,18 +340,26 @@ fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, 
 /// Ends an in-progress batch whose documents are all settled, and emits `batch.completed` once
 /// when a terminal batch has nothing in flight any more.
 pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Result<(), RepoError> {
-    let unsettled: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status IN ('uploading', 'pending', 'processing')", [id.as_str()], |r| r.get(0))?;
+    let unsettled: i64 = tx.query_row(
+        "SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status IN ('uploading', 'pending', 'processing')",
+        [id.as_str()],
+        |r| r.get(0),
+    )?;
     if unsettled > 0 {
         return Ok(());
     }
-    let (company, status, external_ref, webhook, announced): (String, String, Option<String>, Option<String>, Option<String>) = tx.query_row(
-        "SELECT company_id, status, external_ref, webhook_url, completion_event_id FROM batches WHERE id = ?1",
-        [id.as_str()],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-    )?;
+    let (company, status, external_ref, webhook, announced): (String, String, Option<String>, Option<String>, Option<String>) = tx
+        .query_row(
+            "SELECT company_id, status, external_ref, webhook_url, completion_event_id FROM batches WHERE id = ?1",
+            [id.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
     let mut status: BatchStatus = stored(&status)?;
     if status == BatchStatus::InProgress {
-        tx.execute("UPDATE batches SET status = 'ended', ended_at = ?2 WHERE id = ?1", params![id.as_str(), crate::time::format(now)])?;
+        tx.execute(
+            "UPDATE batches SET status = 'ended', ended_at = ?2 WHERE id = ?1",
+            params![id.as_str(), crate::time::format(now)],
+        )?;
         tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
         status = BatchStatus::Ended;
     }
@@ -284,14 +377,19 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) ->
         }
         None => "none".to_owned(),
     };
-    tx.execute("UPDATE batches SET completion_event_id = ?2 WHERE id = ?1", params![id.as_str(), marker])?;
+    tx.execute(
+        "UPDATE batches SET completion_event_id = ?2 WHERE id = ?1",
+        params![id.as_str(), marker],
+    )?;
     Ok(())
 }
 
 /// Batches whose deadline has come, for the embedded deadline backend.
 pub fn due_deadlines(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<BatchId>, RepoError> {
     let mut stmt = c.prepare("SELECT batch_id FROM deadlines WHERE due_at <= ?1 ORDER BY due_at LIMIT ?2")?;
-    let ids = stmt.query_map(params![now.timestamp_millis(), limit], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    let ids = stmt
+        .query_map(params![now.timestamp_millis(), limit], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
     ids.iter().map(|s| stored(s)).collect()
 }
 
@@ -306,7 +404,16 @@ pub struct ItemForResult {
 
 /// The document behind a job result, if it exists.
 pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> Result<Option<ItemForResult>, RepoError> {
-    type Raw = (String, String, String, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>);
+    type Raw = (
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
     let row: Option<Raw> = c
         .query_row(
             "SELECT company_id, status, category, external_ref, front_blob, front_kind, back_blob, back_kind FROM batch_items WHERE id = ?1 AND batch_id = ?2",
@@ -322,12 +429,21 @@ pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> R
     if let (Some(blob), Some(kind)) = (r.6, r.7) {
         files.push((crate::domain::ImageSide::Verso, blob, kind));
     }
-    Ok(Some(ItemForResult { company_id: stored(&r.0)?, status: stored(&r.1)?, category: stored(&r.2)?, external_ref: r.3, files }))
+    Ok(Some(ItemForResult {
+        company_id: stored(&r.0)?,
+        status: stored(&r.1)?,
+        category: stored(&r.2)?,
+        external_ref: r.3,
+        files,
+    }))
 }
 
 /// Marks a document taken by a worker.
 pub fn mark_processing(tx: &Connection, item: &BatchItemId) -> Result<(), RepoError> {
-    tx.execute("UPDATE batch_items SET status = 'processing' WHERE id = ?1 AND status = 'pending'", [item.as_str()])?;
+    tx.execute(
+        "UPDATE batch_items SET status = 'processing' WHERE id = ?1 AND status = 'pending'",
+        [item.as_str()],
+    )?;
     Ok(())
 }
 
@@ -353,7 +469,10 @@ pub fn releasable_files(c: &Connection, limit: u32) -> Result<Vec<(String, Vec<S
         "SELECT id, front_blob, back_blob FROM batch_items WHERE status IN ('succeeded', 'errored', 'canceled', 'expired') AND (front_blob IS NOT NULL OR back_blob IS NOT NULL) LIMIT ?1",
     )?;
     let rows = stmt.query_map([limit], |r| {
-        let blobs: Vec<String> = [r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?].into_iter().flatten().collect();
+        let blobs: Vec<String> = [r.get::<_, Option<String>>(1)?, r.get::<_, Option<String>>(2)?]
+            .into_iter()
+            .flatten()
+            .collect();
         Ok((r.get::<_, String>(0)?, blobs))
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)

@@ -38,7 +38,10 @@ fn build(row: (String, String, String, bool, u32, String)) -> Result<Company, Re
 pub fn create(tx: &Connection, name: &str, licence: Licence, now: DateTime<Utc>) -> Result<Created, RepoError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
-        return Err(RepoError::Invalid { field: "name", message: "the company name must have 1 to 200 characters".into() });
+        return Err(RepoError::Invalid {
+            field: "name",
+            message: "the company name must have 1 to 200 characters".into(),
+        });
     }
     let id = CompanyId::generate(now);
     let secret = generate_secret();
@@ -53,7 +56,10 @@ pub fn create(tx: &Connection, name: &str, licence: Licence, now: DateTime<Utc>)
         };
         workflows::create(tx, &id, label, *category, None, &WorkflowRules::default(), true, now)?;
     }
-    Ok(Created { company: get(tx, &id)?, webhook_secret: secret })
+    Ok(Created {
+        company: get(tx, &id)?,
+        webhook_secret: secret,
+    })
 }
 
 pub fn get(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
@@ -78,7 +84,10 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
     }
     if let Some(days) = retention_days {
         if days > 3650 {
-            return Err(RepoError::Invalid { field: "retention-days", message: "retention must be between 0 and 3650 days".into() });
+            return Err(RepoError::Invalid {
+                field: "retention-days",
+                message: "retention must be between 0 and 3650 days".into(),
+            });
         }
         tx.execute("UPDATE companies SET retention_days = ?2 WHERE id = ?1", params![id.as_str(), days])?;
     }

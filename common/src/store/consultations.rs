@@ -22,7 +22,8 @@ fn build(r: &Row<'_>) -> rusqlite::Result<(i64, [Option<String>; 13])> {
 }
 
 fn required(v: &Option<String>) -> Result<&str, RepoError> {
-    v.as_deref().ok_or_else(|| RepoError::Store(super::StoreError::Corrupt("missing consultation column".into())))
+    v.as_deref()
+        .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt("missing consultation column".into())))
 }
 
 fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
@@ -49,7 +50,11 @@ fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
 /// A consultation of the company; another company's id is not found.
 pub fn get(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Consultation, RepoError> {
     let (_, cols) = c
-        .query_row(&format!("SELECT {COLUMNS} FROM consultations WHERE id = ?1 AND company_id = ?2"), [id.as_str(), company.as_str()], build)
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM consultations WHERE id = ?1 AND company_id = ?2"),
+            [id.as_str(), company.as_str()],
+            build,
+        )
         .optional()?
         .ok_or(RepoError::NotFound)?;
     to_model(&cols)
@@ -84,7 +89,13 @@ impl Cursor {
 
 /// One page, most recent first, and the cursor of the next page if there is one. Keyset on
 /// `seq`: constant cost per page, stable while new results arrive.
-pub fn list(c: &Connection, company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limit: u32) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
+pub fn list(
+    c: &Connection,
+    company: &CompanyId,
+    filter: &Filter,
+    cursor: Option<Cursor>,
+    limit: u32,
+) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
     let mut sql = format!("SELECT {COLUMNS} FROM consultations WHERE company_id = ?");
     let mut args: Vec<SqlValue> = vec![company.to_string().into()];
     let mut add = |clause: &str, v: SqlValue| {
@@ -152,7 +163,14 @@ pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError>
     Ok(())
 }
 
-pub fn add_image(tx: &Connection, id: &ConsultationId, side: ImageSide, blob: &str, content_type: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
+pub fn add_image(
+    tx: &Connection,
+    id: &ConsultationId,
+    side: ImageSide,
+    blob: &str,
+    content_type: &str,
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
     tx.execute(
         "INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![id.as_str(), side.as_str(), blob, content_type, crate::time::format(now)],
@@ -176,7 +194,13 @@ pub fn image(c: &Connection, company: &CompanyId, id: &ConsultationId, side: Ima
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
-    Ok(row.map(|(blob, content_type, purged)| if purged.is_some() { ImageRef::Purged } else { ImageRef::Stored { blob, content_type } }))
+    Ok(row.map(|(blob, content_type, purged)| {
+        if purged.is_some() {
+            ImageRef::Purged
+        } else {
+            ImageRef::Stored { blob, content_type }
+        }
+    }))
 }
 
 /// The associated data binding a consultation image to its company, consultation and side.
@@ -191,7 +215,15 @@ pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> 
          JOIN consultations c ON c.id = i.consultation_id JOIN companies co ON co.id = c.company_id
          WHERE i.purged_at IS NULL ORDER BY i.created_at LIMIT ?1",
     )?;
-    let rows = stmt.query_map([limit], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, i64>(4)?)))?;
+    let rows = stmt.query_map([limit], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?,
+            r.get::<_, i64>(4)?,
+        ))
+    })?;
     let mut due = Vec::new();
     for row in rows {
         let (id, side, blob, created, days) = row?;
@@ -206,7 +238,10 @@ pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> 
 /// Marks an image purged; once all of a batch document's images are, it stops counting.
 pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
     let at = crate::time::format(now);
-    tx.execute("UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2", params![id, side, at])?;
+    tx.execute(
+        "UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2",
+        params![id, side, at],
+    )?;
     tx.execute(
         "UPDATE batch_items SET images_released_at = ?2 WHERE consultation_id = ?1 AND images_released_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM consultation_images WHERE consultation_id = ?1 AND purged_at IS NULL)",
@@ -216,28 +251,46 @@ pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) ->
 }
 
 /// Settles a pending review; the verdict never changes.
-pub fn settle_review(tx: &Connection, id: &ConsultationId, accepted: bool, now: DateTime<Utc>) -> Result<(CompanyId, Consultation), RepoError> {
-    let company: String = tx.query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0)).optional()?.ok_or(RepoError::NotFound)?;
+pub fn settle_review(
+    tx: &Connection,
+    id: &ConsultationId,
+    accepted: bool,
+    now: DateTime<Utc>,
+) -> Result<(CompanyId, Consultation), RepoError> {
+    let company: String = tx
+        .query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0))
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
     let company: CompanyId = stored(&company)?;
     let current = get(tx, &company, id)?;
     if current.review_status != Some(crate::domain::ReviewStatus::Pending) {
         return Err(RepoError::InvalidState(format!("consultation {id} has no pending review")));
     }
     let status = if accepted { "accepted" } else { "rejected" };
-    tx.execute("UPDATE consultations SET review_status = ?2, reviewed_at = ?3 WHERE id = ?1", params![id.as_str(), status, crate::time::format(now)])?;
+    tx.execute(
+        "UPDATE consultations SET review_status = ?2, reviewed_at = ?3 WHERE id = ?1",
+        params![id.as_str(), status, crate::time::format(now)],
+    )?;
     Ok((company.clone(), get(tx, &company, id)?))
 }
 
 /// Consultations waiting for a human review, oldest first.
 pub fn pending_reviews(c: &Connection, company: Option<&CompanyId>, limit: u32) -> Result<Vec<Consultation>, RepoError> {
-    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM consultations WHERE review_status = 'pending' AND (?1 IS NULL OR company_id = ?1) ORDER BY seq LIMIT ?2"))?;
-    let rows = stmt.query_map(params![company.map(|c| c.as_str()), limit], build)?.collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM consultations WHERE review_status = 'pending' AND (?1 IS NULL OR company_id = ?1) ORDER BY seq LIMIT ?2"
+    ))?;
+    let rows = stmt
+        .query_map(params![company.map(|c| c.as_str()), limit], build)?
+        .collect::<Result<Vec<_>, _>>()?;
     rows.iter().map(|(_, cols)| to_model(cols)).collect()
 }
 
 /// A consultation by id alone, for operator commands.
 pub fn get_any(c: &Connection, id: &ConsultationId) -> Result<(CompanyId, Consultation), RepoError> {
-    let company: String = c.query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0)).optional()?.ok_or(RepoError::NotFound)?;
+    let company: String = c
+        .query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0))
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
     let company: CompanyId = stored(&company)?;
     let consultation = get(c, &company, id)?;
     Ok((company, consultation))

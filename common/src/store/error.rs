@@ -43,5 +43,6 @@ impl From<serde_json::Error> for RepoError {
 
 /// Reads a wire enum stored as text; a bad value means the database was altered.
 pub fn stored<T: std::str::FromStr>(s: &str) -> Result<T, RepoError> {
-    s.parse().map_err(|_| RepoError::Store(StoreError::Corrupt(format!("unexpected stored value {s:?}"))))
+    s.parse()
+        .map_err(|_| RepoError::Store(StoreError::Corrupt(format!("unexpected stored value {s:?}"))))
 }

@@ -13,7 +13,14 @@ use serde_json::{Map, Value};
 
 /// Records an event whose body is `fields` plus `eventId`, `event` and `occurredAt` first, and
 /// queues its first delivery attempt.
-pub fn emit(tx: &Connection, company: &CompanyId, event_type: &str, url: &str, fields: Map<String, Value>, now: DateTime<Utc>) -> Result<EventId, RepoError> {
+pub fn emit(
+    tx: &Connection,
+    company: &CompanyId,
+    event_type: &str,
+    url: &str,
+    fields: Map<String, Value>,
+    now: DateTime<Utc>,
+) -> Result<EventId, RepoError> {
     let id = EventId::generate(now);
     let mut body = Map::new();
     body.insert("eventId".into(), Value::String(id.to_string()));
@@ -26,7 +33,17 @@ pub fn emit(tx: &Connection, company: &CompanyId, event_type: &str, url: &str, f
         "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
         params![id.as_str(), company.as_str(), event_type, url, body, at],
     )?;
-    outbox::push(tx, Topic::Events, &EventDelivery { event_id: id.clone(), company_id: company.clone(), url: url.into(), body, attempt: 1 })?;
+    outbox::push(
+        tx,
+        Topic::Events,
+        &EventDelivery {
+            event_id: id.clone(),
+            company_id: company.clone(),
+            url: url.into(),
+            body,
+            attempt: 1,
+        },
+    )?;
     Ok(id)
 }
 
@@ -36,7 +53,14 @@ pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoEr
     let outcome = outcome.as_str().unwrap_or("unknown");
     let inserted = tx.execute(
         "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![a.event_id.as_str(), a.attempt, crate::time::format(a.at), a.status_code, a.error, outcome],
+        params![
+            a.event_id.as_str(),
+            a.attempt,
+            crate::time::format(a.at),
+            a.status_code,
+            a.error,
+            outcome
+        ],
     )?;
     if inserted == 0 {
         return Ok(());
@@ -96,14 +120,33 @@ pub fn list(c: &Connection, status: Option<&str>, company: Option<&CompanyId>, l
 /// Queues a dead (or gone) event again, same id and body, attempts counted from zero.
 pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
     let row: Option<(String, String, String, String)> = tx
-        .query_row("SELECT company_id, url, body, status FROM webhook_events WHERE id = ?1", [id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .query_row(
+            "SELECT company_id, url, body, status FROM webhook_events WHERE id = ?1",
+            [id.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
         .optional()?;
     let (company, url, body, status) = row.ok_or(RepoError::NotFound)?;
     if status != "dead" && status != "gone" {
-        return Err(RepoError::InvalidState(format!("event {id} is {status}: only dead letters are replayed")));
+        return Err(RepoError::InvalidState(format!(
+            "event {id} is {status}: only dead letters are replayed"
+        )));
     }
     tx.execute("DELETE FROM webhook_attempts WHERE event_id = ?1", [id.as_str()])?;
-    tx.execute("UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1", params![id.as_str(), crate::time::format(now)])?;
-    outbox::push(tx, Topic::Events, &EventDelivery { event_id: id.clone(), company_id: stored(&company)?, url, body, attempt: 1 })?;
+    tx.execute(
+        "UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1",
+        params![id.as_str(), crate::time::format(now)],
+    )?;
+    outbox::push(
+        tx,
+        Topic::Events,
+        &EventDelivery {
+            event_id: id.clone(),
+            company_id: stored(&company)?,
+            url,
+            body,
+            attempt: 1,
+        },
+    )?;
     Ok(())
 }

@@ -78,7 +78,13 @@ impl Store {
                 }
             })
             .map_err(|e| StoreError::Task(e.to_string()))?;
-        Ok(Self { inner: Arc::new(Inner { path: path.to_owned(), writer: Mutex::new(tx), readers: Mutex::new(Vec::new()) }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                writer: Mutex::new(tx),
+                readers: Mutex::new(Vec::new()),
+            }),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -126,7 +132,9 @@ where
     E: From<StoreError>,
     F: FnOnce(&Transaction<'_>) -> Result<T, E>,
 {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(StoreError::from)?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(StoreError::from)?;
     let value = f(&tx)?;
     tx.commit().map_err(StoreError::from)?;
     Ok(value)
@@ -160,7 +168,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
         let store = Store::open(&dir.join("db.sqlite")).unwrap();
         store
-            .write(|tx| tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", []).map_err(StoreError::from))
+            .write(|tx| {
+                tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
+                    .map_err(StoreError::from)
+            })
             .await
             .unwrap();
         let failed: Result<(), StoreError> = store
@@ -170,7 +181,13 @@ mod tests {
             })
             .await;
         assert!(failed.is_err());
-        let n: i64 = store.read(|c| c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0)).map_err(StoreError::from)).await.unwrap();
+        let n: i64 = store
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .await
+            .unwrap();
         assert_eq!(n, 1);
         let _ = std::fs::remove_dir_all(dir);
     }

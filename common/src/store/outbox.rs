@@ -8,7 +8,11 @@ use rusqlite::{params, Connection};
 pub fn push(tx: &Connection, topic: Topic, payload: &impl serde::Serialize) -> Result<(), RepoError> {
     tx.execute(
         "INSERT INTO outbox (topic, payload, created_at) VALUES (?1, ?2, ?3)",
-        params![topic.as_str(), serde_json::to_string(payload)?, crate::time::format(chrono::Utc::now())],
+        params![
+            topic.as_str(),
+            serde_json::to_string(payload)?,
+            crate::time::format(chrono::Utc::now())
+        ],
     )?;
     Ok(())
 }
@@ -23,7 +27,13 @@ pub struct OutboxRow {
 /// The oldest pending rows.
 pub fn next(c: &Connection, limit: u32) -> Result<Vec<OutboxRow>, RepoError> {
     let mut stmt = c.prepare("SELECT id, topic, payload FROM outbox ORDER BY id LIMIT ?1")?;
-    let rows = stmt.query_map([limit], |r| Ok(OutboxRow { id: r.get(0)?, topic: r.get(1)?, payload: r.get(2)? }))?;
+    let rows = stmt.query_map([limit], |r| {
+        Ok(OutboxRow {
+            id: r.get(0)?,
+            topic: r.get(1)?,
+            payload: r.get(2)?,
+        })
+    })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 

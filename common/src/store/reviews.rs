@@ -21,13 +21,21 @@ pub fn envelope(c: &Consultation) -> Map<String, Value> {
 }
 
 /// Accepts or rejects; returns the settled consultation and the event id when one was emitted.
-pub fn settle(tx: &Connection, id: &ConsultationId, accepted: bool, now: DateTime<Utc>) -> Result<(Consultation, Option<String>), RepoError> {
+pub fn settle(
+    tx: &Connection,
+    id: &ConsultationId,
+    accepted: bool,
+    now: DateTime<Utc>,
+) -> Result<(Consultation, Option<String>), RepoError> {
     let (company, consultation) = consultations::settle_review(tx, id, accepted, now)?;
     let workflow = workflows::get(tx, &company, &consultation.workflow_id)?;
     let event = match workflow.webhook_url {
         Some(url) => {
             let mut fields = envelope(&consultation);
-            fields.insert("review".into(), json!({ "status": consultation.review_status, "reviewedAt": crate::time::format(now) }));
+            fields.insert(
+                "review".into(),
+                json!({ "status": consultation.review_status, "reviewedAt": crate::time::format(now) }),
+            );
             Some(events::emit(tx, &company, "verification.reviewed", &url, fields, now)?.to_string())
         }
         None => None,

@@ -19,7 +19,10 @@ pub struct Usage {
 pub fn for_month(c: &Connection, company: &CompanyId, month: &str) -> Result<Usage, RepoError> {
     let valid = month.len() == 7 && chrono::NaiveDate::parse_from_str(&format!("{month}-01"), "%Y-%m-%d").is_ok();
     if !valid {
-        return Err(RepoError::Invalid { field: "month", message: "month must be YYYY-MM".into() });
+        return Err(RepoError::Invalid {
+            field: "month",
+            message: "month must be YYYY-MM".into(),
+        });
     }
     super::companies::get(c, company)?;
     let pattern = format!("{month}-%");
@@ -33,5 +36,11 @@ pub fn for_month(c: &Connection, company: &CompanyId, month: &str) -> Result<Usa
         params![company.as_str(), pattern],
         |r| r.get(0),
     )?;
-    Ok(Usage { company_id: company.clone(), month: month.to_owned(), acts: batch_documents + journeys, batch_documents, journeys })
+    Ok(Usage {
+        company_id: company.clone(),
+        month: month.to_owned(),
+        acts: batch_documents + journeys,
+        batch_documents,
+        journeys,
+    })
 }

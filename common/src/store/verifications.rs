@@ -62,7 +62,12 @@ pub fn create(tx: &Connection, id: &VerificationId, n: NewSession<'_>, now: Date
 }
 
 /// A session of the company with its sealed token; the caller rebuilds `verificationUrl`.
-pub fn get(c: &Connection, company: &CompanyId, id: &VerificationId, now: DateTime<Utc>) -> Result<(VerificationSession, Vec<u8>), RepoError> {
+pub fn get(
+    c: &Connection,
+    company: &CompanyId,
+    id: &VerificationId,
+    now: DateTime<Utc>,
+) -> Result<(VerificationSession, Vec<u8>), RepoError> {
     let (row, sealed) = c
         .query_row(
             &format!("SELECT {COLUMNS}, token_sealed FROM verifications WHERE id = ?1 AND company_id = ?2"),
@@ -81,6 +86,12 @@ pub fn token_context(id: &VerificationId) -> String {
 
 /// The session behind a journey link, if any.
 pub fn by_token(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<VerificationSession>, RepoError> {
-    let row = c.query_row(&format!("SELECT {COLUMNS} FROM verifications WHERE token_hash = ?1"), [token_hash(token)], raw).optional()?;
+    let row = c
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM verifications WHERE token_hash = ?1"),
+            [token_hash(token)],
+            raw,
+        )
+        .optional()?;
     row.map(|r| build(r, String::new(), now)).transpose()
 }

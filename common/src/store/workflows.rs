@@ -12,12 +12,26 @@ const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, 
 type RawRow = (String, String, String, String, String, Option<String>, String, bool);
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?))
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+    ))
 }
 
 fn build(r: RawRow) -> Result<WorkflowDetail, RepoError> {
     Ok(WorkflowDetail {
-        workflow: Workflow { id: stored(&r.0)?, name: r.1, document_category: stored(&r.2)?, created_at: r.3 },
+        workflow: Workflow {
+            id: stored(&r.0)?,
+            name: r.1,
+            document_category: stored(&r.2)?,
+            created_at: r.3,
+        },
         company_id: stored(&r.4)?,
         webhook_url: r.5,
         rules: serde_json::from_str(&r.6)?,
@@ -38,7 +52,10 @@ pub fn create(
 ) -> Result<WorkflowDetail, RepoError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
-        return Err(RepoError::Invalid { field: "name", message: "the workflow name must have 1 to 200 characters".into() });
+        return Err(RepoError::Invalid {
+            field: "name",
+            message: "the workflow name must have 1 to 200 characters".into(),
+        });
     }
     let id = WorkflowId::generate(now);
     tx.execute(
@@ -51,7 +68,11 @@ pub fn create(
 /// A workflow of the company; another company's id is not found.
 pub fn get(c: &Connection, company: &CompanyId, id: &WorkflowId) -> Result<WorkflowDetail, RepoError> {
     let row = c
-        .query_row(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND company_id = ?2"), [id.as_str(), company.as_str()], raw)
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND company_id = ?2"),
+            [id.as_str(), company.as_str()],
+            raw,
+        )
         .optional()?
         .ok_or(RepoError::NotFound)?;
     build(row)
@@ -59,7 +80,10 @@ pub fn get(c: &Connection, company: &CompanyId, id: &WorkflowId) -> Result<Workf
 
 /// A workflow by id alone, for operator commands.
 pub fn get_any(c: &Connection, id: &WorkflowId) -> Result<WorkflowDetail, RepoError> {
-    let row = c.query_row(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1"), [id.as_str()], raw).optional()?.ok_or(RepoError::NotFound)?;
+    let row = c
+        .query_row(&format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1"), [id.as_str()], raw)
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
     build(row)
 }
 

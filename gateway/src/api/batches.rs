@@ -20,14 +20,34 @@ pub struct CreateRequest {
     webhook_url: Option<String>,
 }
 
-pub async fn create(State(state): State<AppState>, caller: Caller, Json(req): Json<CreateRequest>) -> ApiResult<(StatusCode, axum::Json<Batch>)> {
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<CreateRequest>,
+) -> ApiResult<(StatusCode, axum::Json<Batch>)> {
     let external_ref = external_ref("externalRef", req.external_ref)?;
     let webhook_url = req
         .webhook_url
-        .map(|u| notifier::destination::validate_url(&u, &state.webhook_allow_hosts).map(|_| u).map_err(|e| ApiError::invalid_request("webhookUrl", e.to_string())))
+        .map(|u| {
+            notifier::destination::validate_url(&u, &state.webhook_allow_hosts)
+                .map(|_| u)
+                .map_err(|e| ApiError::invalid_request("webhookUrl", e.to_string()))
+        })
         .transpose()?;
     let (company, window) = (caller.company_id, state.batch_window);
-    let batch = state.store.write(move |tx| batches::create(tx, &company, external_ref.as_deref(), webhook_url.as_deref(), window, chrono::Utc::now())).await?;
+    let batch = state
+        .store
+        .write(move |tx| {
+            batches::create(
+                tx,
+                &company,
+                external_ref.as_deref(),
+                webhook_url.as_deref(),
+                window,
+                chrono::Utc::now(),
+            )
+        })
+        .await?;
     Ok((StatusCode::CREATED, axum::Json(batch)))
 }
 
@@ -52,13 +72,18 @@ pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let company = caller.company_id;
-    Ok(axum::Json(state.store.read(move |c| batches::get_with_items(c, &company, &id)).await?))
+    Ok(axum::Json(
+        state.store.read(move |c| batches::get_with_items(c, &company, &id)).await?,
+    ))
 }
 
 pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let (company, window) = (caller.company_id, state.batch_window);
-    let batch = state.store.write(move |tx| batches::submit(tx, &company, &id, window, chrono::Utc::now())).await?;
+    let batch = state
+        .store
+        .write(move |tx| batches::submit(tx, &company, &id, window, chrono::Utc::now()))
+        .await?;
     state.outbox_wake.notify_one();
     Ok(axum::Json(batch))
 }
@@ -66,7 +91,10 @@ pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Pat
 pub async fn cancel(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let company = caller.company_id;
-    let batch = state.store.write(move |tx| batches::cancel(tx, &company, &id, chrono::Utc::now())).await?;
+    let batch = state
+        .store
+        .write(move |tx| batches::cancel(tx, &company, &id, chrono::Utc::now()))
+        .await?;
     state.outbox_wake.notify_one();
     Ok(axum::Json(batch))
 }

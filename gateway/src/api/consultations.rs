@@ -35,26 +35,49 @@ pub struct Page {
 pub fn page_size(raw: Option<&str>) -> Result<u32, ApiError> {
     match raw {
         None => Ok(20),
-        Some(s) => s.parse::<u32>().ok().filter(|n| (1..=100).contains(n)).ok_or_else(|| ApiError::invalid_request("limit", "limit must be an integer from 1 to 100.")),
+        Some(s) => s
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| ApiError::invalid_request("limit", "limit must be an integer from 1 to 100.")),
     }
 }
 
 fn parse_enum<T: std::str::FromStr>(field: &'static str, raw: Option<String>, allowed: &str) -> Result<Option<T>, ApiError> {
-    raw.map(|s| s.parse().map_err(|_| ApiError::invalid_request(field, format!("{field} must be one of {allowed}.")))).transpose()
+    raw.map(|s| {
+        s.parse()
+            .map_err(|_| ApiError::invalid_request(field, format!("{field} must be one of {allowed}.")))
+    })
+    .transpose()
 }
 
 fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
     let limit = page_size(q.limit.as_deref())?;
-    let cursor = q.cursor.map(|c| Cursor::decode(&c).ok_or_else(|| ApiError::invalid_request("cursor", "cursor is not a value returned as nextCursor."))).transpose()?;
-    let workflow_id = q.workflow_id.map(|w| w.parse::<WorkflowId>().map_err(|_| ApiError::invalid_request("workflowId", "workflowId is not a workflow id."))).transpose()?;
+    let cursor = q
+        .cursor
+        .map(|c| Cursor::decode(&c).ok_or_else(|| ApiError::invalid_request("cursor", "cursor is not a value returned as nextCursor.")))
+        .transpose()?;
+    let workflow_id = q
+        .workflow_id
+        .map(|w| {
+            w.parse::<WorkflowId>()
+                .map_err(|_| ApiError::invalid_request("workflowId", "workflowId is not a workflow id."))
+        })
+        .transpose()?;
     let created_after = q
         .created_after
-        .map(|t| common::time::parse(&t).ok_or_else(|| ApiError::invalid_request("createdAfter", "createdAfter must be an RFC 3339 date-time.")))
+        .map(|t| {
+            common::time::parse(&t).ok_or_else(|| ApiError::invalid_request("createdAfter", "createdAfter must be an RFC 3339 date-time."))
+        })
         .transpose()?;
     let external_ref = crate::input::external_ref("externalRef", q.external_ref)?;
     let filter = Filter {
         workflow_id,
-        verdict: parse_enum("verdict", q.verdict, "conforme, sans_anomalie, non_conforme, suspect, analyse_impossible")?,
+        verdict: parse_enum(
+            "verdict",
+            q.verdict,
+            "conforme, sans_anomalie, non_conforme, suspect, analyse_impossible",
+        )?,
         decision: parse_enum("decision", q.decision, "conforme, a_verifier, refuse")?,
         external_ref,
         created_after,
@@ -65,8 +88,14 @@ fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
 pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<Json<Page>> {
     let (filter, cursor, limit) = filter(q)?;
     let company = caller.company_id;
-    let (data, next) = state.store.read(move |c| consultations::list(c, &company, &filter, cursor, limit)).await?;
-    Ok(Json(Page { data, next_cursor: next.map(Cursor::encode) }))
+    let (data, next) = state
+        .store
+        .read(move |c| consultations::list(c, &company, &filter, cursor, limit))
+        .await?;
+    Ok(Json(Page {
+        data,
+        next_cursor: next.map(Cursor::encode),
+    }))
 }
 
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Consultation>> {

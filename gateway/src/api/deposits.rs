@@ -47,7 +47,14 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
         _ => ApiError::invalid_document(field, format!("{field} is not valid base64.")),
     })?;
     if bytes.len() > MAX_DOCUMENT_BYTES {
-        return Err(ApiError { field: Some(field), ..ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "document_too_large", format!("{field} exceeds 10 Mo (10,000,000 bytes) once decoded.")) });
+        return Err(ApiError {
+            field: Some(field),
+            ..ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "document_too_large",
+                format!("{field} exceeds 10 Mo (10,000,000 bytes) once decoded."),
+            )
+        });
     }
     let kind = document::sniff(&bytes).filter(|k| k.allowed_for(category)).ok_or_else(|| {
         let allowed = match category {
@@ -80,23 +87,44 @@ fn parse_request(req: DepositRequest) -> Result<Request, ApiError> {
         .ok_or_else(|| ApiError::invalid_request("documentCategory", "documentCategory is required."))?
         .parse()
         .map_err(|_| ApiError::invalid_request("documentCategory", "documentCategory must be identite or administratif."))?;
-    let document = req.document.ok_or_else(|| ApiError::invalid_request("document", "document is required."))?;
+    let document = req
+        .document
+        .ok_or_else(|| ApiError::invalid_request("document", "document is required."))?;
     if req.document_verso.is_some() && category == DocumentCategory::Administratif {
-        return Err(ApiError::invalid_document("documentVerso", "documentVerso is refused for an administrative document (one file only)."));
+        return Err(ApiError::invalid_document(
+            "documentVerso",
+            "documentVerso is refused for an administrative document (one file only).",
+        ));
     }
     let postal = req
         .agency_postal_code
         .map(|raw| {
-            let code = PostalCode::parse(&raw).map_err(|_| ApiError::invalid_request("agencyPostalCode", "agencyPostalCode must be five digits."))?;
-            let commune = commune_for(&code)
-                .ok_or_else(|| ApiError::invalid_request("agencyPostalCode", "agencyPostalCode matches no commune (CEDEX codes are not accepted)."))?;
+            let code = PostalCode::parse(&raw)
+                .map_err(|_| ApiError::invalid_request("agencyPostalCode", "agencyPostalCode must be five digits."))?;
+            let commune = commune_for(&code).ok_or_else(|| {
+                ApiError::invalid_request(
+                    "agencyPostalCode",
+                    "agencyPostalCode matches no commune (CEDEX codes are not accepted).",
+                )
+            })?;
             Ok::<_, ApiError>((code.as_str().to_owned(), commune.insee.to_owned()))
         })
         .transpose()?;
-    Ok(Request { category, external_ref: external_ref("externalRef", req.external_ref)?, postal, document, verso: req.document_verso })
+    Ok(Request {
+        category,
+        external_ref: external_ref("externalRef", req.external_ref)?,
+        postal,
+        document,
+        verso: req.document_verso,
+    })
 }
 
-pub async fn deposit(State(state): State<AppState>, caller: Caller, Path(id): Path<String>, Json(req): Json<DepositRequest>) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
+pub async fn deposit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<DepositRequest>,
+) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
     let batch_id: BatchId = path_id(&id)?;
     let req = parse_request(req)?;
     precheck(&state, &caller, &batch_id, req.category).await?;
@@ -131,7 +159,11 @@ pub async fn deposit(State(state): State<AppState>, caller: Caller, Path(id): Pa
     let recorded = match written {
         Ok(()) => {
             let (company, limit) = (caller.company_id.clone(), state.volume_limit);
-            state.store.write(move |tx| batches::deposit(tx, &company, &batch_id, &new, limit, chrono::Utc::now())).await.map_err(ApiError::from)
+            state
+                .store
+                .write(move |tx| batches::deposit(tx, &company, &batch_id, &new, limit, chrono::Utc::now()))
+                .await
+                .map_err(ApiError::from)
         }
         Err(e) => Err(e),
     };
@@ -151,12 +183,24 @@ pub async fn deposit(State(state): State<AppState>, caller: Caller, Path(id): Pa
 /// Refuses early (before decoding and encrypting) what the transaction would refuse anyway.
 async fn precheck(state: &AppState, caller: &Caller, batch: &BatchId, category: DocumentCategory) -> Result<(), ApiError> {
     let (company, batch) = (caller.company_id.clone(), batch.clone());
-    Ok(state.store.read(move |c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now())).await?)
+    Ok(state
+        .store
+        .read(move |c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))
+        .await?)
 }
 
-async fn store_files(state: &AppState, context: &str, front: (&str, &CheckedFile), back: Option<(&str, &CheckedFile)>) -> Result<(), ApiError> {
+async fn store_files(
+    state: &AppState,
+    context: &str,
+    front: (&str, &CheckedFile),
+    back: Option<(&str, &CheckedFile)>,
+) -> Result<(), ApiError> {
     for (name, file) in std::iter::once(front).chain(back) {
-        state.blobs.put(name, context, &file.bytes).await.map_err(|e| ApiError::internal("deposit blob", e))?;
+        state
+            .blobs
+            .put(name, context, &file.bytes)
+            .await
+            .map_err(|e| ApiError::internal("deposit blob", e))?;
     }
     Ok(())
 }

@@ -9,12 +9,19 @@ use axum::http::{header, Extensions, StatusCode};
 use axum::response::{IntoResponse, Response};
 use common::domain::ImageSide;
 use common::ids::ConsultationId;
-use common::store::consultations::{self, ImageRef};
 use common::store::audit;
+use common::store::consultations::{self, ImageRef};
 
-pub async fn download(State(state): State<AppState>, caller: Caller, extensions: Extensions, Path((id, side)): Path<(String, String)>) -> ApiResult<Response> {
+pub async fn download(
+    State(state): State<AppState>,
+    caller: Caller,
+    extensions: Extensions,
+    Path((id, side)): Path<(String, String)>,
+) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
-    let side: ImageSide = side.parse().map_err(|_| ApiError::invalid_request("side", "side must be recto, verso or selfie."))?;
+    let side: ImageSide = side
+        .parse()
+        .map_err(|_| ApiError::invalid_request("side", "side must be recto, verso or selfie."))?;
     let company = caller.company_id.clone();
     let lookup = id.clone();
     let image = state.store.read(move |c| {
@@ -23,13 +30,33 @@ pub async fn download(State(state): State<AppState>, caller: Caller, extensions:
     });
     let (blob, content_type) = match image.await? {
         None => return Err(ApiError::not_found()),
-        Some(ImageRef::Purged) => return Err(ApiError::new(StatusCode::NOT_FOUND, "image_purged", "This image was removed by the retention policy.")),
+        Some(ImageRef::Purged) => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "image_purged",
+                "This image was removed by the retention policy.",
+            ))
+        }
         Some(ImageRef::Stored { blob, content_type }) => (blob, content_type),
     };
     let context = consultations::image_context(&caller.company_id, &id, side);
-    let bytes = state.blobs.get(&blob, &context).await.map_err(|e| ApiError::internal("image blob", e))?;
-    let entry = audit::entry("image.download", &format!("{id}/{side}"), Some(&caller.key_prefix), client_ip(&extensions), chrono::Utc::now());
+    let bytes = state
+        .blobs
+        .get(&blob, &context)
+        .await
+        .map_err(|e| ApiError::internal("image blob", e))?;
+    let entry = audit::entry(
+        "image.download",
+        &format!("{id}/{side}"),
+        Some(&caller.key_prefix),
+        client_ip(&extensions),
+        chrono::Utc::now(),
+    );
     let company = caller.company_id;
     state.store.write(move |tx| audit::record(tx, &company, &entry)).await?;
-    Ok(([(header::CONTENT_TYPE, content_type.as_str()), (header::CACHE_CONTROL, "no-store")], bytes).into_response())
+    Ok((
+        [(header::CONTENT_TYPE, content_type.as_str()), (header::CACHE_CONTROL, "no-store")],
+        bytes,
+    )
+        .into_response())
 }

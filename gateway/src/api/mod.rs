@@ -1,9 +1,9 @@
 //! The public API handlers, one module per resource.
 pub mod batches;
+pub mod certificate;
 pub mod consultations;
 pub mod deposits;
 pub mod images;
-pub mod certificate;
 pub mod verifications;
 pub mod workflows;
 

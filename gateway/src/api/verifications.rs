@@ -27,19 +27,33 @@ pub fn journey_url(base: &str, token: &str) -> String {
     format!("{base}/v/{token}")
 }
 
-pub async fn create(State(state): State<AppState>, headers: HeaderMap, caller: Caller, Json(req): Json<CreateRequest>) -> ApiResult<(StatusCode, axum::Json<VerificationSession>)> {
+pub async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    caller: Caller,
+    Json(req): Json<CreateRequest>,
+) -> ApiResult<(StatusCode, axum::Json<VerificationSession>)> {
     if headers.contains_key(axum::http::header::ORIGIN) {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", "Sessions must be created from your server, never from a browser."));
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "browser_request_forbidden",
+            "Sessions must be created from your server, never from a browser.",
+        ));
     }
     if let Err(wait) = state.realtime_limiter.check(caller.company_id.as_str()) {
         return Err(ApiError::rate_limited(wait));
     }
-    let workflow_raw = req.workflow_id.ok_or_else(|| ApiError::invalid_request("workflowId", "workflowId is required."))?;
+    let workflow_raw = req
+        .workflow_id
+        .ok_or_else(|| ApiError::invalid_request("workflowId", "workflowId is required."))?;
     let workflow_id: WorkflowId = workflow_raw.parse().map_err(|_| ApiError::not_found())?;
     let external_ref = external_ref("externalRef", req.external_ref)?;
     let minutes = req.expires_in_minutes.unwrap_or(DEFAULT_EXPIRY_MINUTES);
     if !(5..=10080).contains(&minutes) {
-        return Err(ApiError::invalid_request("expiresInMinutes", "expiresInMinutes must be between 5 and 10080."));
+        return Err(ApiError::invalid_request(
+            "expiresInMinutes",
+            "expiresInMinutes must be between 5 and 10080.",
+        ));
     }
     let token = common::ids::random_base62(43);
     let now = chrono::Utc::now();
@@ -69,8 +83,14 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     let id: VerificationId = path_id(&id)?;
     let company = caller.company_id;
     let lookup = id.clone();
-    let (mut session, sealed) = state.store.read(move |c| verifications::get(c, &company, &lookup, chrono::Utc::now())).await?;
-    let token = state.keys.open(&verifications::token_context(&id), &sealed).map_err(|e| ApiError::internal("journey token", e))?;
+    let (mut session, sealed) = state
+        .store
+        .read(move |c| verifications::get(c, &company, &lookup, chrono::Utc::now()))
+        .await?;
+    let token = state
+        .keys
+        .open(&verifications::token_context(&id), &sealed)
+        .map_err(|e| ApiError::internal("journey token", e))?;
     session.verification_url = journey_url(&state.public_base, &String::from_utf8_lossy(&token));
     Ok(axum::Json(session))
 }

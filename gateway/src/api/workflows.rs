@@ -16,5 +16,7 @@ pub struct WorkflowList {
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<WorkflowList>> {
     let company = caller.company_id;
     let details = state.store.read(move |c| common::store::workflows::list(c, &company)).await?;
-    Ok(Json(WorkflowList { data: details.into_iter().map(|d| d.workflow).collect() }))
+    Ok(Json(WorkflowList {
+        data: details.into_iter().map(|d| d.workflow).collect(),
+    }))
 }

@@ -13,11 +13,7 @@ pub struct AnomalyKind {
 }
 
 const fn kind(code: &'static str, severity: Severity, meaning: &'static str) -> AnomalyKind {
-    AnomalyKind {
-        code,
-        severity,
-        meaning,
-    }
+    AnomalyKind { code, severity, meaning }
 }
 
 /// Every anomaly code, with its severity and meaning.
@@ -43,11 +39,7 @@ pub const CATALOGUE: &[AnomalyKind] = &[
         Severity::Reject,
         "A check digit of the machine-readable zone does not match its field.",
     ),
-    kind(
-        "document_expired",
-        Severity::Reject,
-        "The document's expiry date has passed.",
-    ),
+    kind("document_expired", Severity::Reject, "The document's expiry date has passed."),
     kind(
         "pdf_modified_after_creation",
         Severity::Warning,
@@ -99,10 +91,7 @@ mod tests {
         let mut seen = HashSet::new();
         for kind in CATALOGUE {
             assert!(seen.insert(kind.code), "duplicate {}", kind.code);
-            assert!(kind
-                .code
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+            assert!(kind.code.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
             assert!(kind.meaning.ends_with('.'));
         }
     }

@@ -22,9 +22,7 @@ impl Engine for ProvisionalEngine {
         // Decoding is CPU-bound and may take a second on a large scan: keep it off the runtime.
         let pages = tokio::task::spawn_blocking(move || read_files(&input))
             .await
-            .map_err(|_| {
-                EngineError::Failure("the file decoder stopped unexpectedly".to_owned())
-            })??;
+            .map_err(|_| EngineError::Failure("the file decoder stopped unexpectedly".to_owned()))??;
         inconclusive_report(pages)
     }
 
@@ -68,11 +66,7 @@ fn recognised_kind(bytes: &[u8]) -> Result<FileKind, EngineError> {
     if bytes.is_empty() {
         return Err(EngineError::Unreadable("the document is empty".to_owned()));
     }
-    sniff(bytes).ok_or_else(|| {
-        EngineError::Unsupported(
-            "the file is not a JPEG, PNG, WebP, PDF or TIFF document".to_owned(),
-        )
-    })
+    sniff(bytes).ok_or_else(|| EngineError::Unsupported("the file is not a JPEG, PNG, WebP, PDF or TIFF document".to_owned()))
 }
 
 fn category_label(category: DocumentCategory) -> &'static str {
@@ -86,19 +80,14 @@ fn category_label(category: DocumentCategory) -> &'static str {
 fn engine_error(error: DocumentError) -> EngineError {
     let message = error.to_string();
     match error {
-        DocumentError::InvalidBase64 | DocumentError::Empty | DocumentError::Unreadable(_) => {
-            EngineError::Unreadable(message)
-        }
-        DocumentError::TooLarge(_) | DocumentError::Unsupported(_) => {
-            EngineError::Unsupported(message)
-        }
+        DocumentError::InvalidBase64 | DocumentError::Empty | DocumentError::Unreadable(_) => EngineError::Unreadable(message),
+        DocumentError::TooLarge(_) | DocumentError::Unsupported(_) => EngineError::Unsupported(message),
     }
 }
 
 fn inconclusive_report(pages: u32) -> Result<AnalysisReport, EngineError> {
-    let no_checks = catalogue::anomaly(NO_CHECKS).ok_or_else(|| {
-        EngineError::Failure(format!("the anomaly catalogue has no `{NO_CHECKS}` entry"))
-    })?;
+    let no_checks =
+        catalogue::anomaly(NO_CHECKS).ok_or_else(|| EngineError::Failure(format!("the anomaly catalogue has no `{NO_CHECKS}` entry")))?;
     Ok(AnalysisReport {
         verdict: Verdict::AnalyseImpossible,
         document_type: "inconnu".to_owned(),
@@ -157,9 +146,7 @@ mod tests {
 
     #[tokio::test]
     async fn readable_image_is_inconclusive_and_says_why() {
-        let report = analyse(input(DocumentCategory::Identite, png()))
-            .await
-            .unwrap();
+        let report = analyse(input(DocumentCategory::Identite, png())).await.unwrap();
         assert_eq!(report.verdict, Verdict::AnalyseImpossible);
         assert_eq!(report.pages, 1);
         assert_eq!(report.document_type, "inconnu");
@@ -171,9 +158,7 @@ mod tests {
 
     #[tokio::test]
     async fn single_page_pdf_is_inconclusive() {
-        let report = analyse(input(DocumentCategory::Administratif, pdf_with_pages(1)))
-            .await
-            .unwrap();
+        let report = analyse(input(DocumentCategory::Administratif, pdf_with_pages(1))).await.unwrap();
         assert_eq!(report.verdict, Verdict::AnalyseImpossible);
         assert_eq!(report.pages, 1);
     }
@@ -182,18 +167,14 @@ mod tests {
     async fn garbage_behind_a_jpeg_magic_is_unreadable() {
         let mut bytes = b"\xff\xd8\xff\xe0".to_vec();
         bytes.extend(std::iter::repeat_n(0x42, 500));
-        let error = analyse(input(DocumentCategory::Identite, bytes))
-            .await
-            .unwrap_err();
+        let error = analyse(input(DocumentCategory::Identite, bytes)).await.unwrap_err();
         assert!(matches!(error, EngineError::Unreadable(_)), "{error:?}");
         assert_eq!(error.item_error(), ItemError::UnreadableDocument);
     }
 
     #[tokio::test]
     async fn pdf_is_unsupported_for_identity() {
-        let error = analyse(input(DocumentCategory::Identite, pdf_with_pages(1)))
-            .await
-            .unwrap_err();
+        let error = analyse(input(DocumentCategory::Identite, pdf_with_pages(1))).await.unwrap_err();
         assert!(matches!(error, EngineError::Unsupported(_)), "{error:?}");
         assert_eq!(error.item_error(), ItemError::UnsupportedDocument);
     }
@@ -216,16 +197,11 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_and_empty_files() {
-        let text = analyse(input(
-            DocumentCategory::Administratif,
-            b"plain text".to_vec(),
-        ))
-        .await
-        .unwrap_err();
-        assert!(matches!(text, EngineError::Unsupported(_)), "{text:?}");
-        let empty = analyse(input(DocumentCategory::Administratif, Vec::new()))
+        let text = analyse(input(DocumentCategory::Administratif, b"plain text".to_vec()))
             .await
             .unwrap_err();
+        assert!(matches!(text, EngineError::Unsupported(_)), "{text:?}");
+        let empty = analyse(input(DocumentCategory::Administratif, Vec::new())).await.unwrap_err();
         assert!(matches!(empty, EngineError::Unreadable(_)), "{empty:?}");
     }
 }

@@ -1,0 +1,134 @@
+//! A batch from creation to its signed `batch.completed` webhook, on the real service.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::receiver::Receiver;
+use support::Service;
+
+#[tokio::test]
+async fn a_batch_is_processed_and_announced_once_with_a_valid_signature() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let batch = svc.open_batch(&co.key, Some(&hook.url)).await;
+
+    let (s1, d1) = svc.deposit(&co.key, &batch, "identite", &support::png(64, 1)).await;
+    assert_eq!((s1, d1["position"].as_u64()), (201, Some(1)), "{d1}");
+    let (s2, d2) = svc
+        .post(
+            &co.key,
+            &format!("/api/v1/batches/{batch}/documents"),
+            json!({
+                "documentCategory": "administratif", "document": format!("data:application/pdf;base64,{}", support::b64(&support::pdf(1))),
+                "externalRef": "facture-1", "agencyPostalCode": "75001"
+            }),
+        )
+        .await;
+    assert_eq!((s2, d2["position"].as_u64()), (201, Some(2)), "{d2}");
+    // Bytes that sniff as JPEG but do not decode: accepted at deposit, unreadable at analysis.
+    let mut broken = support::jpeg(32);
+    broken.truncate(40);
+    assert_eq!(svc.deposit(&co.key, &batch, "identite", &broken).await.0, 201);
+
+    let (status, submitted) = svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    assert_eq!(status, 200, "{submitted}");
+    assert_eq!(submitted["status"], "in_progress");
+    assert!(submitted["expiresAt"].as_str() > submitted["createdAt"].as_str());
+
+    let done = svc
+        .wait_batch(&co.key, &batch, Duration::from_secs(30), |b| b["status"] == "ended")
+        .await;
+    assert_eq!(
+        done["counts"],
+        json!({ "total": 3, "pending": 0, "succeeded": 2, "errored": 1, "canceled": 0, "expired": 0 })
+    );
+    let items = done["items"].as_array().expect("items");
+    assert_eq!(items[2]["error"], "unreadable_document");
+    assert!(items[2]["consultationId"].is_null());
+    for item in &items[..2] {
+        let id = item["consultationId"].as_str().expect("consultation id");
+        let (status, c) = svc.get(&co.key, &format!("/api/v1/consultations/{id}")).await;
+        assert_eq!(status, 200);
+        // The provisional engine never invents a favourable verdict.
+        assert_eq!(c["verdict"], "analyse_impossible");
+        assert_eq!(c["decision"], json!(null));
+        assert_eq!(c["reviewStatus"], json!(null));
+    }
+    assert_eq!(items[1]["externalRef"], "facture-1");
+
+    let got = hook.wait_for(1, Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(hook.received().len(), 1, "batch.completed is sent once");
+    let event = &got[0];
+    assert!(event.signature_valid, "signature must verify with the company secret");
+    assert_eq!(event.body["event"], "batch.completed");
+    assert_eq!(event.body["batchId"], batch.as_str());
+    assert_eq!(event.body["eventId"], event.id.as_str());
+    assert_eq!(event.body["counts"], done["counts"]);
+    assert!(event.body.get("consultationId").is_none());
+    assert!((event.timestamp - chrono_now()).abs() < 60);
+}
+
+#[tokio::test]
+async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let batch = svc.open_batch(&co.key, None).await;
+    let file = support::png(48, 7);
+    svc.deposit(&co.key, &batch, "identite", &file).await;
+    let blobs = svc.data_dir().join("blobs");
+    let stored = files_under(&blobs);
+    assert_eq!(stored.len(), 1);
+    let raw = std::fs::read(&stored[0]).expect("blob");
+    assert!(!raw.windows(16).any(|w| w == &file[100..116]), "the file is not stored in clear");
+
+    svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    let done = svc
+        .wait_batch(&co.key, &batch, Duration::from_secs(30), |b| b["status"] == "ended")
+        .await;
+    let csl = done["items"][0]["consultationId"].as_str().expect("csl").to_owned();
+    // The deposit blob goes; the consultation keeps its own encrypted image.
+    let start = std::time::Instant::now();
+    while files_under(&blobs).iter().any(|p| *p == stored[0]) {
+        assert!(start.elapsed() < Duration::from_secs(10), "deposit blob never deleted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let image = svc
+        .http
+        .get(svc.url(&format!("/api/v1/consultations/{csl}/images/recto")))
+        .bearer_auth(&co.key)
+        .send()
+        .await
+        .expect("image");
+    assert_eq!(image.status(), 200);
+    assert_eq!(image.headers()["content-type"], "image/png");
+    assert_eq!(image.bytes().await.expect("bytes").as_ref(), file.as_slice());
+    let audit = svc.admin(&["audit", "--company", &co.id]);
+    let entry = &audit["data"][0];
+    assert_eq!(entry["action"], "image.download");
+    assert_eq!(entry["target"], format!("{csl}/recto"));
+    assert_eq!(entry["keyPrefix"], &co.key[..16]);
+    assert_eq!(entry["ip"], "127.0.0.1");
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,304 @@
+//! Black-box test support: boots the real `sceau` binary on port 0 with its own data dir, drives it
+//! over real HTTP and through its real CLI, and receives webhooks on a real local server that
+//! verifies Standard Webhooks signatures independently of the service's own signer.
+#![allow(dead_code)]
+
+pub mod receiver;
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_sceau");
+
+/// reqwest is built without a default crypto provider: install ring's once per test binary.
+pub fn init_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        let mut random = [0u8; 8];
+        getrandom(&mut random);
+        let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let path = std::env::temp_dir().join(format!("sceau-test-{label}-{name}"));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        Self(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn getrandom(buf: &mut [u8]) {
+    use ring::rand::SecureRandom;
+    ring::rand::SystemRandom::new().fill(buf).expect("random");
+}
+
+/// The service under test.
+pub struct Service {
+    pub dir: TempDir,
+    pub base: String,
+    pub env: Vec<(String, String)>,
+    child: Option<Child>,
+    pub http: reqwest::Client,
+}
+
+/// Settings every test service gets: fast sweeps and retries, loopback webhooks allowed.
+fn default_env(dir: &Path) -> Vec<(String, String)> {
+    [
+        ("SCEAU_DATA_DIR", dir.join("data").display().to_string()),
+        ("SCEAU_LISTEN", "127.0.0.1:0".into()),
+        ("SCEAU_WEBHOOK_ALLOW_HOSTS", "127.0.0.1".into()),
+        ("SCEAU_RETRY_SCHEDULE", "200ms,200ms,200ms".into()),
+        ("SCEAU_SWEEP_INTERVAL_MS", "100".into()),
+        ("SCEAU_WORKERS", "2".into()),
+        ("RUST_LOG", "warn".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+impl Service {
+    /// Starts a service with the default test settings plus `extra`.
+    pub async fn start(extra: &[(&str, &str)]) -> Service {
+        let dir = TempDir::new("svc");
+        let mut env = default_env(&dir.0);
+        for (k, v) in extra {
+            env.retain(|(key, _)| key != k);
+            env.push((k.to_string(), v.to_string()));
+        }
+        init_tls();
+        let mut service = Service {
+            dir,
+            base: String::new(),
+            env,
+            child: None,
+            http: reqwest::Client::new(),
+        };
+        service.boot().await;
+        service
+    }
+
+    /// Starts (or restarts) the process on the same data dir.
+    pub async fn boot(&mut self) {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(self.log_file()));
+        let mut child = cmd.spawn().expect("spawn sceau serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("sceau listening on ") {
+                    let _ = tx.send(addr.to_owned());
+                }
+            }
+        });
+        let base = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("sceau serve did not start; log: {}", self.log()));
+        self.base = base;
+        self.child = Some(child);
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.0.join("service.log")
+    }
+
+    fn log_file(&self) -> std::fs::File {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("log file")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// kill -9: no chance to finish anything.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        child.wait().expect("wait")
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.0.join("data")
+    }
+
+    /// Runs `sceau admin <args> --json` and returns its JSON, panicking on failure.
+    pub fn admin(&self, args: &[&str]) -> Value {
+        let out = self.admin_raw(args, true);
+        assert!(
+            out.status.success(),
+            "sceau admin {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("admin {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    pub fn admin_raw(&self, args: &[&str], json: bool) -> std::process::Output {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("admin").args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("run sceau admin")
+    }
+
+    /// A company with the group licence and a full API key.
+    pub fn company(&self) -> Company {
+        let c = self.admin(&["company", "create", "--name", "Test SA", "--licence", "group"]);
+        let id = c["id"].as_str().expect("id").to_owned();
+        let key = self.admin(&["key", "create", "--company", &id]);
+        Company {
+            id,
+            secret: c["webhookSecret"].as_str().expect("secret").to_owned(),
+            key: key["key"].as_str().expect("key").to_owned(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn get(&self, key: &str, path: &str) -> (u16, Value) {
+        let r = self.http.get(self.url(path)).bearer_auth(key).send().await.expect("GET");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, key: &str, path: &str, body: Value) -> (u16, Value) {
+        let r = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+            .await
+            .expect("POST");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Opens a batch and returns its id.
+    pub async fn open_batch(&self, key: &str, webhook: Option<&str>) -> String {
+        let (status, body) = self
+            .post(key, "/api/v1/batches", json!({ "externalRef": "lot-1", "webhookUrl": webhook }))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().expect("batch id").to_owned()
+    }
+
+    pub async fn deposit(&self, key: &str, batch: &str, category: &str, file: &[u8]) -> (u16, Value) {
+        self.post(
+            key,
+            &format!("/api/v1/batches/{batch}/documents"),
+            json!({ "documentCategory": category, "document": b64(file) }),
+        )
+        .await
+    }
+
+    /// Polls the batch until `done` says so, or panics after `timeout`.
+    pub async fn wait_batch(&self, key: &str, batch: &str, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let (_, b) = self.get(key, &format!("/api/v1/batches/{batch}")).await;
+            if done(&b) {
+                return b;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "batch never reached the expected state: {b}\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.kill_hard();
+    }
+}
+
+pub struct Company {
+    pub id: String,
+    pub key: String,
+    pub secret: String,
+}
+
+pub fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A real PNG of about `side`×`side` pixels of noise (incompressible, so about 3·side² bytes).
+pub fn png(side: u32, seed: u8) -> Vec<u8> {
+    let mut img = image::RgbImage::new(side, side);
+    let mut state = u32::from(seed).wrapping_mul(2654435761).wrapping_add(1);
+    for p in img.pixels_mut() {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        *p = image::Rgb([state as u8, (state >> 8) as u8, (state >> 16) as u8]);
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).expect("encode png");
+    out.into_inner()
+}
+
+/// A small valid JPEG.
+pub fn jpeg(side: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(side, side, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 128]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Jpeg).expect("encode jpeg");
+    out.into_inner()
+}
+
+/// A minimal valid PDF with `pages` pages.
+pub fn pdf(pages: usize) -> Vec<u8> {
+    let mut objects = vec!["<< /Type /Catalog /Pages 2 0 R >>".to_owned()];
+    let kids: Vec<String> = (0..pages).map(|i| format!("{} 0 R", 3 + i)).collect();
+    objects.push(format!("<< /Type /Pages /Kids [{}] /Count {pages} >>", kids.join(" ")));
+    for _ in 0..pages {
+        objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>".to_owned());
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for off in offsets {
+        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes());
+    out
+}

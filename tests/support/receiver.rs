@@ -1,0 +1,96 @@
+//! A real webhook receiver on 127.0.0.1:0. It checks every delivery's Standard Webhooks signature
+//! with its own HMAC (ring), records what it got, and answers with the statuses it is told to.
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use base64::Engine as _;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub id: String,
+    pub timestamp: i64,
+    pub signature_valid: bool,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Inner {
+    secret: String,
+    received: Vec<Received>,
+    /// Statuses to answer, in order; 200 once exhausted.
+    script: VecDeque<u16>,
+}
+
+#[derive(Clone)]
+pub struct Receiver {
+    inner: Arc<Mutex<Inner>>,
+    pub url: String,
+}
+
+fn verify(secret: &str, id: &str, ts: &str, body: &[u8], header: &str) -> bool {
+    let Some(key) = secret
+        .strip_prefix("whsec_")
+        .and_then(|k| base64::engine::general_purpose::STANDARD.decode(k).ok())
+    else {
+        return false;
+    };
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key);
+    let mut signed = format!("{id}.{ts}.").into_bytes();
+    signed.extend_from_slice(body);
+    let expected = base64::engine::general_purpose::STANDARD.encode(ring::hmac::sign(&key, &signed).as_ref());
+    header.split(' ').any(|s| s.strip_prefix("v1,") == Some(expected.as_str()))
+}
+
+async fn receive(State(inner): State<Arc<Mutex<Inner>>>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let h = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let (id, ts, sig) = (h("webhook-id"), h("webhook-timestamp"), h("webhook-signature"));
+    let mut inner = inner.lock().expect("receiver lock");
+    let signature_valid = verify(&inner.secret, &id, &ts, &body, &sig);
+    let status = inner.script.pop_front().unwrap_or(200);
+    inner.received.push(Received {
+        id,
+        timestamp: ts.parse().unwrap_or(0),
+        signature_valid,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    StatusCode::from_u16(status).unwrap_or(StatusCode::OK)
+}
+
+impl Receiver {
+    /// Starts a receiver that verifies with `secret` and answers `script` first.
+    pub async fn start(secret: &str, script: &[u16]) -> Receiver {
+        let inner = Arc::new(Mutex::new(Inner {
+            secret: secret.to_owned(),
+            script: script.iter().copied().collect(),
+            ..Default::default()
+        }));
+        let app = axum::Router::new().route("/hook", post(receive)).with_state(inner.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Receiver { inner, url }
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.inner.lock().expect("receiver lock").received.clone()
+    }
+
+    /// Waits until `n` deliveries arrived.
+    pub async fn wait_for(&self, n: usize, timeout: Duration) -> Vec<Received> {
+        let start = Instant::now();
+        loop {
+            let got = self.received();
+            if got.len() >= n {
+                return got;
+            }
+            assert!(start.elapsed() < timeout, "expected {n} deliveries, got {}: {got:?}", got.len());
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
