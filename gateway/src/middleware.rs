@@ -24,8 +24,9 @@ pub fn wrap(router: Router) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request| {
                     let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    // The path only: query strings may carry client references, bodies are never logged.
-                    tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+                    // The path only: query strings may carry client references, bodies are never logged. An
+                    // error-level span stays enabled whatever the filter, so error logs keep the id.
+                    tracing::error_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
                 })
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )

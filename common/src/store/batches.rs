@@ -329,8 +329,15 @@ fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, 
         "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
         params![id.as_str(), status.as_str(), at],
     )?;
+    // Cancel lets documents in flight finish; a deadline does not wait for them: the 24 h promise
+    // holds even if a worker never answers, and a late result is ignored (first terminal state wins).
+    let unfinished = if status == BatchStatus::Expired {
+        "('uploading', 'pending', 'processing')"
+    } else {
+        "('uploading', 'pending')"
+    };
     tx.execute(
-        "UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status IN ('uploading', 'pending')",
+        &format!("UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status IN {unfinished}"),
         params![id.as_str(), items.as_str(), at],
     )?;
     tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
