@@ -1,0 +1,58 @@
+//! Verification sessions: creation from a server, the additive GET, and the page behind the link.
+
+mod support;
+
+use serde_json::json;
+use support::Service;
+
+#[tokio::test]
+async fn a_session_is_created_read_back_and_its_link_answers_a_page() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite"]);
+    let wf_id = wf["id"].as_str().unwrap();
+    let workflows = svc.get(&co.key, "/api/v1/workflows").await.1;
+    assert_eq!(workflows["data"][0]["id"], wf_id, "most recent first");
+
+    let (s, session) = svc
+        .post(
+            &co.key,
+            "/api/v1/verifications",
+            json!({ "workflowId": wf_id, "externalRef": "dossier-42", "expiresInMinutes": 60 }),
+        )
+        .await;
+    assert_eq!(s, 201, "{session}");
+    let id = session["id"].as_str().unwrap();
+    assert!(id.starts_with("VRF-"));
+    assert_eq!(session["externalRef"], "dossier-42");
+    assert_eq!(session["workflowId"], wf_id);
+    assert_eq!(session["status"], "created");
+    let url = session["verificationUrl"].as_str().unwrap();
+    let token = url.rsplit('/').next().unwrap();
+    assert!(url.starts_with(&format!("{}/v/", svc.base)));
+    assert!(token.len() >= 22, "at least 128 random bits");
+
+    let (s, read) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_eq!(s, 200);
+    assert_eq!(read["verificationUrl"], url);
+    assert_eq!(read["consultationId"], json!(null));
+
+    let page = svc.http.get(url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(page.text().await.unwrap().contains("<html"));
+    let unknown = svc.http.get(svc.url("/v/doesnotexist")).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+
+    // Default expiry: 24 h.
+    let (_, default) = svc.post(&co.key, "/api/v1/verifications", json!({ "workflowId": wf_id })).await;
+    let created = chrono_like(default["createdAt"].as_str().unwrap());
+    let expires = chrono_like(default["expiresAt"].as_str().unwrap());
+    assert_eq!(expires - created, 1440 * 60);
+    assert_eq!(default["externalRef"], json!(null));
+}
+
+/// Seconds since the epoch of an RFC 3339 timestamp.
+fn chrono_like(s: &str) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp()
+}
