@@ -1,0 +1,152 @@
+//! Webhooks end to end: test events from the CLI, retries with one webhook-id, dead letters and
+//! their replay, secret rotation, review events, and the SSRF guard.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::receiver::Receiver;
+use support::Service;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+#[tokio::test]
+async fn test_event_is_retried_with_the_same_id_until_delivered() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[500, 503]).await;
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "Onboarding", "--category", "identite", "--webhook-url", &hook.url]);
+    let wf_id = wf["id"].as_str().unwrap();
+    let sent = svc.admin(&["workflow", "test-webhook", wf_id]);
+    let got = hook.wait_for(3, WAIT).await;
+    assert!(got.iter().all(|r| r.id == sent["eventId"].as_str().unwrap()), "one webhook-id on every attempt");
+    assert!(got.iter().all(|r| r.signature_valid));
+    let body = &got[2].body;
+    assert_eq!(body["event"], "verification.test");
+    assert_eq!(body["externalRef"], "TEST");
+    assert_eq!(body["workflowId"], wf_id);
+    for field in ["eventId", "occurredAt", "consultationId", "verdict", "decision"] {
+        assert!(body.get(field).is_some(), "{field} missing from {body}");
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let events = svc.admin(&["webhook", "list", "--company", &co.id]);
+        let e = &events["data"][0];
+        if e["status"] == "delivered" {
+            assert_eq!(e["attempts"], 3);
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "delivery never recorded: {events}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn failed_events_are_dead_lettered_and_replayed_from_the_cli() {
+    let svc = Service::start(&[("SCEAU_RETRY_SCHEDULE", "100ms,100ms")]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[500, 500, 500]).await;
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", &hook.url]);
+    let sent = svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
+    let event_id = sent["eventId"].as_str().unwrap().to_owned();
+    hook.wait_for(3, WAIT).await;
+    let start = std::time::Instant::now();
+    loop {
+        let dead = svc.admin(&["webhook", "dead-letters", "--company", &co.id]);
+        if dead["data"].as_array().unwrap().len() == 1 {
+            assert_eq!(dead["data"][0]["eventId"], event_id.as_str());
+            assert_eq!(dead["data"][0]["lastStatusCode"], 500);
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "never dead-lettered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(hook.received().len(), 3, "no attempt after the last one");
+    svc.admin(&["webhook", "replay", &event_id]);
+    let got = hook.wait_for(4, WAIT).await;
+    assert_eq!(got[3].id, event_id, "a replay keeps the eventId");
+    assert!(got[3].signature_valid);
+    // Once delivered it is not a dead letter any more.
+    let start = std::time::Instant::now();
+    while svc.admin(&["webhook", "list", "--company", &co.id])["data"][0]["status"] != "delivered" {
+        assert!(start.elapsed() < WAIT);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refused = svc.admin_raw(&["webhook", "replay", &event_id], false);
+    assert!(!refused.status.success());
+    assert_eq!(String::from_utf8_lossy(&refused.stderr).lines().count(), 1, "one clear line");
+}
+
+#[tokio::test]
+async fn during_a_rotation_both_secrets_sign() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let rotated = svc.admin(&["company", "rotate-secret", &co.id]);
+    let new_secret = rotated["webhookSecret"].as_str().unwrap().to_owned();
+    assert_ne!(new_secret, co.secret);
+    let old = Receiver::start(&co.secret, &[]).await;
+    let new = Receiver::start(&new_secret, &[]).await;
+    for hook in [&old, &new] {
+        let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", &hook.url]);
+        svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
+        let got = hook.wait_for(1, WAIT).await;
+        assert!(got[0].signature_valid);
+    }
+}
+
+#[tokio::test]
+async fn settling_a_review_emits_one_signed_reviewed_event_and_keeps_the_verdict() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite", "--webhook-url", &hook.url]);
+    let wf_id = wf["id"].as_str().unwrap();
+    // Journeys (which produce reviewable results) come with the journey issue: record one result
+    // awaiting review directly, as the recorder would.
+    let csl = "CSL-20261122-0123456789ab";
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(5)).unwrap();
+    db.execute(
+        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, verdict, decision, review_status, anomalies, analyzed_at, created_at)
+         VALUES (?1, ?2, ?3, 'dossier-9', 'identite', 'passeport', 'suspect', 'a_verifier', 'pending', '[]', '2026-11-22T10:00:00.000Z', '2026-11-22T10:00:00.000Z')",
+        rusqlite::params![csl, co.id, wf_id],
+    )
+    .unwrap();
+    let pending = svc.admin(&["review", "list", "--company", &co.id]);
+    assert_eq!(pending["data"][0]["id"], csl);
+
+    let settled = svc.admin(&["review", "accept", csl]);
+    assert_eq!(settled["consultation"]["reviewStatus"], "accepted");
+    assert_eq!(settled["consultation"]["verdict"], "suspect");
+    let got = hook.wait_for(1, WAIT).await;
+    let e = &got[0];
+    assert!(e.signature_valid);
+    assert_eq!(e.body["event"], "verification.reviewed");
+    assert_eq!(e.body["consultationId"], csl);
+    assert_eq!(e.body["verdict"], "suspect");
+    assert_eq!(e.body["review"]["status"], "accepted");
+    assert!(e.body["review"]["reviewedAt"].as_str().is_some());
+    let (_, read) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}")).await;
+    assert_eq!((read["verdict"].as_str(), read["reviewStatus"].as_str()), (Some("suspect"), Some("accepted")));
+
+    let again = svc.admin_raw(&["review", "reject", csl], false);
+    assert!(!again.status.success(), "a settled review cannot be settled again");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(hook.received().len(), 1);
+    let batch_result = svc.admin_raw(&["review", "show", "CSL-20261122-ffffffffffff"], false);
+    assert!(!batch_result.status.success());
+}
+
+#[tokio::test]
+async fn private_destinations_are_refused_unless_allow_listed() {
+    let svc = Service::start(&[("SCEAU_WEBHOOK_ALLOW_HOSTS", "")]).await;
+    let co = svc.company();
+    for url in ["http://127.0.0.1:9/hook", "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://169.254.169.254/latest", "ftp://example.com/x", "not a url"] {
+        let (s, b) = svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": url })).await;
+        assert_eq!((s, b["field"].as_str()), (400, Some("webhookUrl")), "{url}: {b}");
+    }
+    assert_eq!(svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": "https://hooks.example.com/sceau" })).await.0, 201);
+    let refused = svc.admin_raw(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", "http://192.168.1.1/x"], false);
+    assert!(!refused.status.success());
+}
