@@ -15,11 +15,25 @@ async fn test_event_is_retried_with_the_same_id_until_delivered() {
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[500, 503]).await;
-    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "Onboarding", "--category", "identite", "--webhook-url", &hook.url]);
+    let wf = svc.admin(&[
+        "workflow",
+        "create",
+        "--company",
+        &co.id,
+        "--name",
+        "Onboarding",
+        "--category",
+        "identite",
+        "--webhook-url",
+        &hook.url,
+    ]);
     let wf_id = wf["id"].as_str().unwrap();
     let sent = svc.admin(&["workflow", "test-webhook", wf_id]);
     let got = hook.wait_for(3, WAIT).await;
-    assert!(got.iter().all(|r| r.id == sent["eventId"].as_str().unwrap()), "one webhook-id on every attempt");
+    assert!(
+        got.iter().all(|r| r.id == sent["eventId"].as_str().unwrap()),
+        "one webhook-id on every attempt"
+    );
     assert!(got.iter().all(|r| r.signature_valid));
     let body = &got[2].body;
     assert_eq!(body["event"], "verification.test");
@@ -46,7 +60,18 @@ async fn failed_events_are_dead_lettered_and_replayed_from_the_cli() {
     let svc = Service::start(&[("SCEAU_RETRY_SCHEDULE", "100ms,100ms")]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[500, 500, 500]).await;
-    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", &hook.url]);
+    let wf = svc.admin(&[
+        "workflow",
+        "create",
+        "--company",
+        &co.id,
+        "--name",
+        "W",
+        "--category",
+        "identite",
+        "--webhook-url",
+        &hook.url,
+    ]);
     let sent = svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
     let event_id = sent["eventId"].as_str().unwrap().to_owned();
     hook.wait_for(3, WAIT).await;
@@ -88,7 +113,18 @@ async fn during_a_rotation_both_secrets_sign() {
     let old = Receiver::start(&co.secret, &[]).await;
     let new = Receiver::start(&new_secret, &[]).await;
     for hook in [&old, &new] {
-        let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", &hook.url]);
+        let wf = svc.admin(&[
+            "workflow",
+            "create",
+            "--company",
+            &co.id,
+            "--name",
+            "W",
+            "--category",
+            "identite",
+            "--webhook-url",
+            &hook.url,
+        ]);
         svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
         let got = hook.wait_for(1, WAIT).await;
         assert!(got[0].signature_valid);
@@ -100,7 +136,18 @@ async fn settling_a_review_emits_one_signed_reviewed_event_and_keeps_the_verdict
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[]).await;
-    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite", "--webhook-url", &hook.url]);
+    let wf = svc.admin(&[
+        "workflow",
+        "create",
+        "--company",
+        &co.id,
+        "--name",
+        "KYC",
+        "--category",
+        "identite",
+        "--webhook-url",
+        &hook.url,
+    ]);
     let wf_id = wf["id"].as_str().unwrap();
     // Journeys (which produce reviewable results) come with the journey issue: record one result
     // awaiting review directly, as the recorder would.
@@ -128,7 +175,10 @@ async fn settling_a_review_emits_one_signed_reviewed_event_and_keeps_the_verdict
     assert_eq!(e.body["review"]["status"], "accepted");
     assert!(e.body["review"]["reviewedAt"].as_str().is_some());
     let (_, read) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}")).await;
-    assert_eq!((read["verdict"].as_str(), read["reviewStatus"].as_str()), (Some("suspect"), Some("accepted")));
+    assert_eq!(
+        (read["verdict"].as_str(), read["reviewStatus"].as_str()),
+        (Some("suspect"), Some("accepted"))
+    );
 
     let again = svc.admin_raw(&["review", "reject", csl], false);
     assert!(!again.status.success(), "a settled review cannot be settled again");
@@ -142,11 +192,41 @@ async fn settling_a_review_emits_one_signed_reviewed_event_and_keeps_the_verdict
 async fn private_destinations_are_refused_unless_allow_listed() {
     let svc = Service::start(&[("SCEAU_WEBHOOK_ALLOW_HOSTS", "")]).await;
     let co = svc.company();
-    for url in ["http://127.0.0.1:9/hook", "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://169.254.169.254/latest", "ftp://example.com/x", "not a url"] {
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "https://127.0.0.1/hook",
+        "https://10.1.2.3/hook",
+        "https://169.254.169.254/latest",
+        "ftp://example.com/x",
+        "not a url",
+    ] {
         let (s, b) = svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": url })).await;
         assert_eq!((s, b["field"].as_str()), (400, Some("webhookUrl")), "{url}: {b}");
     }
-    assert_eq!(svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": "https://hooks.example.com/sceau" })).await.0, 201);
-    let refused = svc.admin_raw(&["workflow", "create", "--company", &co.id, "--name", "W", "--category", "identite", "--webhook-url", "http://192.168.1.1/x"], false);
+    assert_eq!(
+        svc.post(
+            &co.key,
+            "/api/v1/batches",
+            json!({ "webhookUrl": "https://hooks.example.com/sceau" })
+        )
+        .await
+        .0,
+        201
+    );
+    let refused = svc.admin_raw(
+        &[
+            "workflow",
+            "create",
+            "--company",
+            &co.id,
+            "--name",
+            "W",
+            "--category",
+            "identite",
+            "--webhook-url",
+            "http://192.168.1.1/x",
+        ],
+        false,
+    );
     assert!(!refused.status.success());
 }
