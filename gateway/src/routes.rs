@@ -179,4 +179,5 @@ pub fn router() -> Router<AppState> {
     by_path
         .into_iter()
         .fold(Router::new(), |router, (path, handler)| router.route(path, handler))
+        .fallback(|| async { crate::error::ApiError::not_found() })
 }
