@@ -132,3 +132,59 @@ fn chrono_now() -> i64 {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
 }
+
+#[tokio::test]
+async fn cancel_mid_batch_keeps_finished_results_and_cancels_the_rest() {
+    let svc = Service::start(&[("SCEAU_WORKERS", "1"), ("RUST_LOG", "info")]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let batch = svc.open_batch(&co.key, Some(&hook.url)).await;
+    for i in 0..60 {
+        svc.deposit(&co.key, &batch, "identite", &support::png(160, i)).await;
+    }
+    svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    svc.wait_batch(&co.key, &batch, Duration::from_secs(30), |b| {
+        b["counts"]["succeeded"].as_u64() >= Some(3)
+    })
+    .await;
+    let (status, canceled) = svc.post(&co.key, &format!("/api/v1/batches/{batch}/cancel"), json!(null)).await;
+    assert_eq!((status, canceled["status"].as_str()), (200, Some("canceled")), "{canceled}");
+    let done = svc
+        .wait_batch(&co.key, &batch, Duration::from_secs(30), |b| b["counts"]["pending"] == 0)
+        .await;
+    let counts = &done["counts"];
+    let (ok, gone) = (counts["succeeded"].as_u64().unwrap(), counts["canceled"].as_u64().unwrap());
+    assert!(ok >= 3 && gone > 0 && ok + gone == 60, "{counts}");
+    for item in done["items"].as_array().unwrap().iter().filter(|i| i["status"] == "succeeded") {
+        let (s, _) = svc
+            .get(
+                &co.key,
+                &format!("/api/v1/consultations/{}", item["consultationId"].as_str().unwrap()),
+            )
+            .await;
+        assert_eq!(s, 200, "analyses already returned stay readable");
+    }
+    let got = hook.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(got[0].body["counts"], *counts, "announced once everything in flight settled");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(hook.received().len(), 1);
+    // Logs carry no credential and no secret.
+    let log = svc.log();
+    assert!(log.contains("request_id"), "request logs are written");
+    assert!(
+        !log.contains(&co.key) && !log.contains(&co.secret[6..]),
+        "a credential reached the log"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_creates_its_data_dir_with_a_private_master_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let svc = rt.block_on(Service::start(&[]));
+    let key = svc.data_dir().join("master.key");
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(svc.data_dir().join("sceau.db").exists());
+    drop(svc);
+}
