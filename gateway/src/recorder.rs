@@ -5,11 +5,11 @@
 
 use common::blobs::BlobStore;
 use common::domain::{ImageSide, ItemError, ItemStatus};
-use common::ids::{BatchId, BatchItemId, ConsultationId};
+use common::ids::{BatchId, BatchItemId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, Topic};
 use common::store::consultations::{self, NewConsultation};
-use common::store::{batches, events, workflows, RepoError, Store};
+use common::store::{batches, events, verifications, workflows, RepoError, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -92,10 +92,10 @@ impl Recorder {
             }
             RecorderV1::JobFinished {
                 source: JobSource::Verification { verification_id },
-                ..
+                outcome,
+                at,
             } => {
-                // Journey uploads do not exist yet (journey issue): no job of this kind is ever queued.
-                tracing::warn!(%verification_id, "verification result received before journeys exist; ignored");
+                self.finish_verification(verification_id, outcome, at).await?;
             }
             RecorderV1::BatchDeadline { batch_id, at } => {
                 let expired = self
@@ -231,6 +231,29 @@ impl Recorder {
                 Err(e.into())
             }
         }
+    }
+
+    /// A journey ends with a consultation, its decision and `verification.completed`.
+    async fn finish_verification(
+        &self,
+        id: VerificationId,
+        outcome: JobOutcome,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), RecordError> {
+        let report = match outcome {
+            JobOutcome::Analysed { report } => *report,
+            // Workers turn a journey's errors into an `analyse_impossible` report (see
+            // `worker::jobs`); an errored, expired or canceled journey job records nothing.
+            other => {
+                tracing::warn!(%id, outcome = ?other, "journey job ended without a report");
+                return Ok(());
+            }
+        };
+        let consultation_id = ConsultationId::generate(chrono::Utc::now());
+        self.store
+            .write(move |tx| verifications::record_result(tx, &id, &consultation_id, &report, at, chrono::Utc::now()))
+            .await?;
+        Ok(())
     }
 
     async fn discard(&self, images: &[(ImageSide, String, &'static str)]) {

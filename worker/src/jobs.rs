@@ -182,7 +182,7 @@ impl Worker {
     async fn report(&self, source: &JobSource, outcome: JobOutcome) -> Result<(), JobError> {
         self.publish(RecorderV1::JobFinished {
             source: source.clone(),
-            outcome,
+            outcome: for_source(source, outcome),
             at: chrono::Utc::now(),
         })
         .await
@@ -191,5 +191,38 @@ impl Worker {
     async fn publish(&self, message: RecorderV1) -> Result<(), JobError> {
         let payload = serde_json::to_vec(&RecorderMessage::V1(message)).map_err(|e| JobError::Transient(e.to_string()))?;
         Ok(self.queue.publish(Topic::Results, payload, Duration::ZERO).await?)
+    }
+}
+
+/// A journey always ends with a result: a document that could not be analysed becomes an
+/// `analyse_impossible` report (which sends it to human review), never an item error.
+fn for_source(source: &JobSource, outcome: JobOutcome) -> JobOutcome {
+    match (source, outcome) {
+        (JobSource::Verification { .. }, JobOutcome::Errored { error, message }) => JobOutcome::Analysed {
+            report: Box::new(crate::analysis::unanalysable(error, &message)),
+        },
+        (_, outcome) => outcome,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::ids::{BatchId, BatchItemId, VerificationId};
+
+    #[test]
+    fn journey_errors_become_unanalysable_reports_and_batch_errors_stay() {
+        let now = chrono::Utc::now();
+        let errored = || JobOutcome::Errored { error: ItemError::UnreadableDocument, message: "truncated".into() };
+        let journey = JobSource::Verification { verification_id: VerificationId::generate(now) };
+        match for_source(&journey, errored()) {
+            JobOutcome::Analysed { report } => {
+                assert_eq!(report.verdict, common::domain::Verdict::AnalyseImpossible);
+                assert_eq!(report.anomalies[0].code, "document_unreadable");
+            }
+            other => panic!("{other:?}"),
+        }
+        let batch = JobSource::BatchItem { batch_id: BatchId::generate(now), item_id: BatchItemId::generate(now) };
+        assert_eq!(for_source(&batch, errored()), errored());
     }
 }

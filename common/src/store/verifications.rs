@@ -95,3 +95,137 @@ pub fn by_token(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Optio
         .optional()?;
     row.map(|r| build(r, String::new(), now)).transpose()
 }
+
+/// Records the analysis of a journey: the consultation with the workflow's decision, the session
+/// completed, and `verification.completed` to the workflow's webhook URL (if it has one). Returns
+/// `None` when the session already has its result (a redelivered job changes nothing).
+pub fn record_result(
+    tx: &Connection,
+    id: &VerificationId,
+    consultation_id: &crate::ids::ConsultationId,
+    report: &crate::analysis::AnalysisReport,
+    analyzed_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Option<crate::model::Consultation>, RepoError> {
+    let row: Option<(String, String, Option<String>, String)> = tx
+        .query_row(
+            "SELECT company_id, workflow_id, external_ref, status FROM verifications WHERE id = ?1",
+            [id.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let (company, workflow_id, external_ref, status) = row.ok_or(RepoError::NotFound)?;
+    if status == VerificationStatus::Completed.as_str() {
+        return Ok(None);
+    }
+    let company: CompanyId = stored(&company)?;
+    let workflow = super::workflows::get(tx, &company, &stored(&workflow_id)?)?;
+    let (decision, review_status) = crate::decision::decide(report, &workflow.rules);
+    super::consultations::insert(
+        tx,
+        &super::consultations::NewConsultation {
+            id: consultation_id,
+            company: &company,
+            workflow_id: &workflow.workflow.id,
+            external_ref: external_ref.as_deref(),
+            category: workflow.workflow.document_category,
+            report,
+            decision: Some(decision),
+            review_status,
+            batch_item_id: None,
+            verification_id: Some(id.as_str()),
+            analyzed_at,
+            now,
+        },
+    )?;
+    tx.execute(
+        "UPDATE verifications SET status = 'completed', consultation_id = ?2 WHERE id = ?1",
+        params![id.as_str(), consultation_id.as_str()],
+    )?;
+    let consultation = super::consultations::get(tx, &company, consultation_id)?;
+    if let Some(url) = &workflow.webhook_url {
+        super::events::emit(
+            tx,
+            &company,
+            "verification.completed",
+            url,
+            super::reviews::envelope(&consultation),
+            now,
+        )?;
+    }
+    Ok(Some(consultation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::AnalysisReport;
+    use crate::domain::{Decision, DocumentCategory, Licence, ReviewStatus, Verdict};
+    use crate::ids::ConsultationId;
+    use crate::model::WorkflowRules;
+
+    #[tokio::test]
+    async fn a_journey_result_is_recorded_once_with_its_decision_and_event() {
+        let dir = std::env::temp_dir().join(format!("sceau-vrf-{}", crate::ids::random_hex(8)));
+        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let recorded = store
+            .write(|tx| {
+                let now = Utc::now();
+                let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+                let rules = WorkflowRules {
+                    min_age: Some(18),
+                    ..Default::default()
+                };
+                let wf = super::super::workflows::create(
+                    tx,
+                    &company,
+                    "KYC",
+                    DocumentCategory::Identite,
+                    Some("https://hooks.example.com/x"),
+                    &rules,
+                    false,
+                    now,
+                )?;
+                let id = VerificationId::generate(now);
+                let new = NewSession {
+                    company: &company,
+                    workflow_id: &wf.workflow.id,
+                    external_ref: Some("d-1"),
+                    expires_in_minutes: 60,
+                    token: "tok",
+                    token_sealed: vec![1],
+                    url: String::new(),
+                };
+                create(tx, &id, new, now)?;
+                let report = AnalysisReport {
+                    verdict: Verdict::Conforme,
+                    document_type: "passeport".into(),
+                    document_country: Some("FRA".into()),
+                    anomalies: vec![],
+                    two_d_doc: None,
+                    holder_age: Some(16),
+                    pages: 1,
+                };
+                let first = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;
+                let again = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;
+                let events: i64 = tx.query_row(
+                    "SELECT count(*) FROM webhook_events WHERE event_type = 'verification.completed'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                let (session, _) = get(tx, &company, &id, now)?;
+                Ok::<_, RepoError>((first, again.is_none(), events, session.status))
+            })
+            .await
+            .unwrap();
+        let (first, second_ignored, events, status) = recorded;
+        let first = first.unwrap();
+        assert_eq!(first.verdict, Verdict::Conforme, "the verdict is the engine's");
+        assert_eq!(first.decision, Some(Decision::Refuse), "minAge applies to the decision");
+        assert_eq!(first.review_status, None::<ReviewStatus>);
+        assert!(second_ignored);
+        assert_eq!(events, 1);
+        assert_eq!(status, VerificationStatus::Completed);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

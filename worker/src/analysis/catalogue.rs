@@ -19,6 +19,26 @@ const fn kind(code: &'static str, severity: Severity, meaning: &'static str) -> 
 /// Every anomaly code, with its severity and meaning.
 pub const CATALOGUE: &[AnomalyKind] = &[
     kind(
+        "document_unreadable",
+        Severity::Info,
+        "The file could not be decoded as an image or a PDF, so nothing could be analysed; the result goes to human review.",
+    ),
+    kind(
+        "document_unsupported",
+        Severity::Info,
+        "The file is of a type, size or page count the service does not analyse; the result goes to human review.",
+    ),
+    kind(
+        "analysis_failed",
+        Severity::Info,
+        "The analysis engine failed on this document after several attempts; the result goes to human review.",
+    ),
+    kind(
+        "ai_disabled",
+        Severity::Info,
+        "AI use is disabled for the company, so the document was not analysed; the result goes to human review.",
+    ),
+    kind(
         "automated_checks_unavailable",
         Severity::Info,
         "The file was read, but this engine version does not perform the 2D-Doc seal, MRZ, \

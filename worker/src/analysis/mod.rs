@@ -8,3 +8,30 @@ pub mod provisional;
 pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
 pub use provisional::ProvisionalEngine;
+
+use common::analysis::AnalysisReport;
+use common::domain::{ItemError, Verdict};
+
+/// The report of a document the engine could not analyse: `analyse_impossible`, with the
+/// catalogue's anomaly for the reason.
+pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
+    let code = match error {
+        ItemError::UnreadableDocument => "document_unreadable",
+        ItemError::UnsupportedDocument => "document_unsupported",
+        ItemError::EngineFailure => "analysis_failed",
+        ItemError::IaDesactivee => "ai_disabled",
+    };
+    let mut anomalies: Vec<_> = anomaly(code).into_iter().collect();
+    if let Some(a) = anomalies.first_mut() {
+        a.message = format!("{} ({detail})", a.message);
+    }
+    AnalysisReport {
+        verdict: Verdict::AnalyseImpossible,
+        document_type: "inconnu".into(),
+        document_country: None,
+        anomalies,
+        two_d_doc: None,
+        holder_age: None,
+        pages: 0,
+    }
+}
