@@ -119,7 +119,7 @@ async fn start(config: Config) -> anyhow::Result<()> {
         config.sweep_interval,
         shutdown.clone(),
     ));
-    let deadlines = Arc::new(worker::reaper::StoreDeadlines(store.clone()));
+    let deadlines = Arc::new(common::deadlines::StoreDeadlines(store.clone()));
     tasks.spawn(worker::reaper::run(
         deadlines,
         queue.clone(),

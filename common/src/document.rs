@@ -69,6 +69,13 @@ impl FileKind {
     }
 
     /// Identity documents are photos; administrative ones may also be PDFs or scans (TIFF).
+    /// Parses what [`FileKind::as_str`] wrote.
+    pub fn parse(s: &str) -> Option<FileKind> {
+        [FileKind::Jpeg, FileKind::Png, FileKind::Webp, FileKind::Pdf, FileKind::Tiff]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+
     pub fn allowed_for(self, category: DocumentCategory) -> bool {
         match category {
             DocumentCategory::Identite => matches!(self, Self::Jpeg | Self::Png | Self::Webp),

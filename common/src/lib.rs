@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod blobs;
 pub mod config;
 pub mod crypto;
+pub mod deadlines;
 pub mod decision;
 pub mod document;
 pub mod domain;

@@ -266,12 +266,5 @@ impl Recorder {
 }
 
 fn content_type(kind: &str) -> &'static str {
-    match kind {
-        "jpeg" => "image/jpeg",
-        "png" => "image/png",
-        "webp" => "image/webp",
-        "tiff" => "image/tiff",
-        "pdf" => "application/pdf",
-        _ => "application/octet-stream",
-    }
+    common::document::FileKind::parse(kind).map_or("application/octet-stream", common::document::FileKind::content_type)
 }

@@ -213,8 +213,13 @@ mod tests {
     #[test]
     fn journey_errors_become_unanalysable_reports_and_batch_errors_stay() {
         let now = chrono::Utc::now();
-        let errored = || JobOutcome::Errored { error: ItemError::UnreadableDocument, message: "truncated".into() };
-        let journey = JobSource::Verification { verification_id: VerificationId::generate(now) };
+        let errored = || JobOutcome::Errored {
+            error: ItemError::UnreadableDocument,
+            message: "truncated".into(),
+        };
+        let journey = JobSource::Verification {
+            verification_id: VerificationId::generate(now),
+        };
         match for_source(&journey, errored()) {
             JobOutcome::Analysed { report } => {
                 assert_eq!(report.verdict, common::domain::Verdict::AnalyseImpossible);
@@ -222,7 +227,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let batch = JobSource::BatchItem { batch_id: BatchId::generate(now), item_id: BatchItemId::generate(now) };
+        let batch = JobSource::BatchItem {
+            batch_id: BatchId::generate(now),
+            item_id: BatchItemId::generate(now),
+        };
         assert_eq!(for_source(&batch, errored()), errored());
     }
 }

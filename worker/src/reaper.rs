@@ -1,33 +1,15 @@
 //! The deadline reaper: turns due batch deadlines into `BatchDeadline` messages for the recorder,
-//! which expires what is left. Embedded mode reads the deadlines table; a deadline stays until
-//! the recorder closes the batch, so a lost message is simply sent again.
+//! which expires what is left. A deadline stays until the recorder closes the batch, so a lost
+//! message is simply sent again.
 
-use async_trait::async_trait;
+use common::deadlines::Deadlines;
 use common::ids::BatchId;
 use common::messages::{RecorderMessage, RecorderV1};
 use common::queue::{Queue, Topic};
-use common::store::{RepoError, Store};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-/// Where deadlines are kept.
-#[async_trait]
-pub trait Deadlines: Send + Sync + 'static {
-    /// Batches whose deadline has passed.
-    async fn due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<BatchId>, RepoError>;
-}
-
-/// Deadlines in the SQLite store (embedded mode).
-pub struct StoreDeadlines(pub Store);
-
-#[async_trait]
-impl Deadlines for StoreDeadlines {
-    async fn due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<BatchId>, RepoError> {
-        self.0.read(move |c| common::store::batches::due_deadlines(c, now, 100)).await
-    }
-}
 
 /// A due batch is announced again only after this long (the recorder may be busy).
 const RESEND_AFTER: Duration = Duration::from_secs(30);
