@@ -33,17 +33,7 @@ pub fn emit(
         "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
         params![id.as_str(), company.as_str(), event_type, url, body, at],
     )?;
-    outbox::push(
-        tx,
-        Topic::Events,
-        &EventDelivery {
-            event_id: id.clone(),
-            company_id: company.clone(),
-            url: url.into(),
-            body,
-            attempt: 1,
-        },
-    )?;
+    queue_first_attempt(tx, &id, company.clone(), url.into(), body)?;
     Ok(id)
 }
 
@@ -137,16 +127,21 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
         "UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1",
         params![id.as_str(), crate::time::format(now)],
     )?;
+    queue_first_attempt(tx, id, stored(&company)?, url, body)?;
+    Ok(())
+}
+
+/// Hands attempt 1 of an event to the notifier through the outbox.
+fn queue_first_attempt(tx: &Connection, id: &EventId, company: CompanyId, url: String, body: String) -> Result<(), RepoError> {
     outbox::push(
         tx,
         Topic::Events,
         &EventDelivery {
             event_id: id.clone(),
-            company_id: stored(&company)?,
+            company_id: company,
             url,
             body,
             attempt: 1,
         },
-    )?;
-    Ok(())
+    )
 }
