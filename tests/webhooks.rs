@@ -42,17 +42,11 @@ async fn test_event_is_retried_with_the_same_id_until_delivered() {
     for field in ["eventId", "occurredAt", "consultationId", "verdict", "decision"] {
         assert!(body.get(field).is_some(), "{field} missing from {body}");
     }
-    let start = std::time::Instant::now();
-    loop {
-        let events = svc.admin(&["webhook", "list", "--company", &co.id]);
-        let e = &events["data"][0];
-        if e["status"] == "delivered" {
-            assert_eq!(e["attempts"], 3);
-            break;
-        }
-        assert!(start.elapsed() < WAIT, "delivery never recorded: {events}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::eventually(WAIT, "the delivery is recorded", || async {
+        let e = &svc.admin(&["webhook", "list", "--company", &co.id])["data"][0];
+        e["status"] == "delivered" && e["attempts"] == 3
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -75,17 +69,13 @@ async fn failed_events_are_dead_lettered_and_replayed_from_the_cli() {
     let sent = svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
     let event_id = sent["eventId"].as_str().unwrap().to_owned();
     hook.wait_for(3, WAIT).await;
-    let start = std::time::Instant::now();
-    loop {
+    support::eventually(WAIT, "the event is dead-lettered", || async {
         let dead = svc.admin(&["webhook", "dead-letters", "--company", &co.id]);
-        if dead["data"].as_array().unwrap().len() == 1 {
-            assert_eq!(dead["data"][0]["eventId"], event_id.as_str());
-            assert_eq!(dead["data"][0]["lastStatusCode"], 500);
-            break;
-        }
-        assert!(start.elapsed() < WAIT, "never dead-lettered");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        dead["data"].as_array().unwrap().len() == 1
+            && dead["data"][0]["eventId"] == event_id.as_str()
+            && dead["data"][0]["lastStatusCode"] == 500
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(hook.received().len(), 3, "no attempt after the last one");
     svc.admin(&["webhook", "replay", &event_id]);
@@ -93,11 +83,10 @@ async fn failed_events_are_dead_lettered_and_replayed_from_the_cli() {
     assert_eq!(got[3].id, event_id, "a replay keeps the eventId");
     assert!(got[3].signature_valid);
     // Once delivered it is not a dead letter any more.
-    let start = std::time::Instant::now();
-    while svc.admin(&["webhook", "list", "--company", &co.id])["data"][0]["status"] != "delivered" {
-        assert!(start.elapsed() < WAIT);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::eventually(WAIT, "the replay is delivered", || async {
+        svc.admin(&["webhook", "list", "--company", &co.id])["data"][0]["status"] == "delivered"
+    })
+    .await;
     let refused = svc.admin_raw(&["webhook", "replay", &event_id], false);
     assert!(!refused.status.success());
     assert_eq!(String::from_utf8_lossy(&refused.stderr).lines().count(), 1, "one clear line");

@@ -302,3 +302,12 @@ pub fn pdf(pages: usize) -> Vec<u8> {
     out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes());
     out
 }
+
+/// Polls `check` until it holds, or panics with `what` after `timeout`.
+pub async fn eventually<F: std::future::Future<Output = bool>>(timeout: Duration, what: &str, mut check: impl FnMut() -> F) {
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < timeout, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
