@@ -315,15 +315,10 @@ async fn batch_full_and_document_quota_exceeded() {
     // Canceled documents release their files and stop counting.
     svc.post(&co.key, &format!("/api/v1/batches/{}/cancel", batches[0]), json!(null))
         .await;
-    let start = std::time::Instant::now();
-    loop {
-        let (s, _) = svc.deposit(&co.key, &third, "identite", &doc).await;
-        if s == 201 {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(15), "canceled documents kept counting");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::eventually(Duration::from_secs(15), "canceled documents stop counting", || async {
+        svc.deposit(&co.key, &third, "identite", &doc).await.0 == 201
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -90,11 +90,10 @@ async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
         .await;
     let csl = done["items"][0]["consultationId"].as_str().expect("csl").to_owned();
     // The deposit blob goes; the consultation keeps its own encrypted image.
-    let start = std::time::Instant::now();
-    while files_under(&blobs).iter().any(|p| *p == stored[0]) {
-        assert!(start.elapsed() < Duration::from_secs(10), "deposit blob never deleted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::eventually(Duration::from_secs(10), "the deposit blob is deleted", || async {
+        !files_under(&blobs).contains(&stored[0])
+    })
+    .await;
     let image = svc
         .http
         .get(svc.url(&format!("/api/v1/consultations/{csl}/images/recto")))

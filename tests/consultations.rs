@@ -135,16 +135,12 @@ async fn certificate_is_a_valid_pdf_and_images_are_purged_after_retention() {
     assert_eq!((s, b["field"].as_str()), (400, Some("side")));
 
     svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
-    let start = std::time::Instant::now();
-    loop {
-        let (s, b) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}/images/recto")).await;
-        if s == 404 {
-            assert_eq!(b["error"], "image_purged");
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "image never purged");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let image = format!("/api/v1/consultations/{csl}/images/recto");
+    support::eventually(Duration::from_secs(10), "the image is purged", || async {
+        svc.get(&co.key, &image).await.0 == 404
+    })
+    .await;
+    assert_eq!(svc.get(&co.key, &image).await.1["error"], "image_purged");
     // The consultation itself stays.
     assert_eq!(svc.get(&co.key, &format!("/api/v1/consultations/{csl}")).await.0, 200);
 }
