@@ -36,6 +36,8 @@ pub struct Config {
     pub sweep_interval: Duration,
     pub amqp_url: Option<String>,
     pub redis_url: Option<String>,
+    /// Prefix of every Redis key, so several deployments (or test runs) can share a server.
+    pub redis_prefix: String,
     pub trust_dir: Option<PathBuf>,
     pub accept_test_ca: bool,
 }
@@ -57,6 +59,7 @@ struct FileConfig {
     sweep_interval_ms: Option<u64>,
     amqp_url: Option<String>,
     redis_url: Option<String>,
+    redis_prefix: Option<String>,
     trust_dir: Option<PathBuf>,
     accept_test_ca: Option<bool>,
 }
@@ -79,6 +82,7 @@ impl Default for Config {
             sweep_interval: Duration::from_secs(1),
             amqp_url: None,
             redis_url: None,
+            redis_prefix: "sceau:".into(),
             trust_dir: None,
             accept_test_ca: false,
         }
@@ -142,6 +146,9 @@ impl Config {
         self.retry_schedule = f.retry_schedule.or(self.retry_schedule.take());
         self.amqp_url = f.amqp_url.or(self.amqp_url.take());
         self.redis_url = f.redis_url.or(self.redis_url.take());
+        if let Some(p) = f.redis_prefix {
+            self.redis_prefix = p;
+        }
         self.trust_dir = f.trust_dir.or(self.trust_dir.take());
         Ok(())
     }
@@ -162,6 +169,7 @@ impl Config {
             "SCEAU_BATCH_WINDOW_SECONDS",
             "SCEAU_AMQP_URL",
             "SCEAU_REDIS_URL",
+            "SCEAU_REDIS_PREFIX",
             "SCEAU_TRUST_DIR",
             "SCEAU_ACCEPT_TEST_CA",
         ] {
@@ -194,6 +202,7 @@ impl Config {
             "SCEAU_BATCH_WINDOW_SECONDS" => self.batch_window = Duration::from_secs(parse::<u64>(key, v)?.max(1)),
             "SCEAU_AMQP_URL" => self.amqp_url = non_empty(v),
             "SCEAU_REDIS_URL" => self.redis_url = non_empty(v),
+            "SCEAU_REDIS_PREFIX" => self.redis_prefix = v.trim().to_owned(),
             "SCEAU_TRUST_DIR" => self.trust_dir = non_empty(v).map(PathBuf::from),
             "SCEAU_ACCEPT_TEST_CA" => self.accept_test_ca = parse_bool(key, v)?,
             _ => return Err(ConfigError(format!("unknown setting {key}"))),

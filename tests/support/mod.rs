@@ -43,15 +43,6 @@ fn getrandom(buf: &mut [u8]) {
     ring::rand::SystemRandom::new().fill(buf).expect("random");
 }
 
-/// The service under test.
-pub struct Service {
-    pub dir: TempDir,
-    pub base: String,
-    pub env: Vec<(String, String)>,
-    child: Option<Child>,
-    pub http: reqwest::Client,
-}
-
 /// Settings every test service gets: fast sweeps and retries, loopback webhooks allowed.
 fn default_env(dir: &Path) -> Vec<(String, String)> {
     [
@@ -68,11 +59,69 @@ fn default_env(dir: &Path) -> Vec<(String, String)> {
     .collect()
 }
 
+/// Which shape of the service the suite runs against (`SCEAU_TEST_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `sceau serve`: one process on SQLite.
+    Embedded,
+    /// `sceau gateway`, two `sceau worker`s and `sceau notifier` on RabbitMQ and Redis.
+    Distributed,
+}
+
+pub fn mode() -> Mode {
+    match std::env::var("SCEAU_TEST_MODE").as_deref() {
+        Ok("distributed") => Mode::Distributed,
+        _ => Mode::Embedded,
+    }
+}
+
+/// The service under test: every process of it, on one data dir.
+pub struct Service {
+    pub dir: TempDir,
+    pub base: String,
+    pub env: Vec<(String, String)>,
+    pub mode: Mode,
+    processes: Vec<(String, Child)>,
+    vhost: Option<String>,
+    pub http: reqwest::Client,
+}
+
+/// A RabbitMQ virtual host of its own, so concurrent services never share a queue.
+fn create_vhost() -> String {
+    let mut random = [0u8; 6];
+    getrandom(&mut random);
+    let name: String = format!("sceau-test-{}", random.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    for args in [
+        vec!["add_vhost", &name],
+        vec!["set_permissions", "-p", &name, "guest", ".*", ".*", ".*"],
+    ] {
+        let out = Command::new("rabbitmqctl")
+            .args(&args)
+            .output()
+            .expect("rabbitmqctl must be installed for the distributed suite");
+        assert!(
+            out.status.success(),
+            "rabbitmqctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    name
+}
+
 impl Service {
     /// Starts a service with the default test settings plus `extra`.
     pub async fn start(extra: &[(&str, &str)]) -> Service {
         let dir = TempDir::new("svc");
         let mut env = default_env(&dir.0);
+        let mode = mode();
+        let mut vhost = None;
+        if mode == Mode::Distributed {
+            let name = create_vhost();
+            env.push(("SCEAU_AMQP_URL".into(), format!("amqp://guest:guest@127.0.0.1:5672/{name}")));
+            env.push(("SCEAU_REDIS_URL".into(), "redis://127.0.0.1:6379/0".into()));
+            env.push(("SCEAU_REDIS_PREFIX".into(), format!("{name}:")));
+            vhost = Some(name);
+        }
         for (k, v) in extra {
             env.retain(|(key, _)| key != k);
             env.push((k.to_string(), v.to_string()));
@@ -82,21 +131,46 @@ impl Service {
             dir,
             base: String::new(),
             env,
-            child: None,
+            mode,
+            processes: Vec::new(),
+            vhost,
             http: reqwest::Client::new(),
         };
         service.boot().await;
         service
     }
 
-    /// Starts (or restarts) the process on the same data dir.
+    /// Starts (or restarts) every process on the same data dir.
     pub async fn boot(&mut self) {
+        match self.mode {
+            Mode::Embedded => {
+                let base = self.spawn("serve", &["serve"], true);
+                self.base = base.expect("serve prints its address");
+            }
+            Mode::Distributed => {
+                let base = self.spawn("gateway", &["gateway"], true);
+                self.base = base.expect("gateway prints its address");
+                let workers = self
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == "SCEAU_WORKERS")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| "2".into());
+                self.spawn("worker", &["worker", "--concurrency", &workers], false);
+                self.spawn("worker", &["worker", "--concurrency", &workers], false);
+                self.spawn("notifier", &["notifier"], false);
+            }
+        }
+    }
+
+    /// Spawns one role; when `announces` it waits for its "listening on" line and returns the URL.
+    pub fn spawn(&mut self, role: &str, args: &[&str], announces: bool) -> Option<String> {
         let mut cmd = Command::new(BIN);
-        cmd.arg("serve")
+        cmd.args(args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::from(self.log_file()));
-        let mut child = cmd.spawn().expect("spawn sceau serve");
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn sceau {args:?}: {e}"));
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -106,11 +180,14 @@ impl Service {
                 }
             }
         });
-        let base = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("sceau serve did not start; log: {}", self.log()));
-        self.base = base;
-        self.child = Some(child);
+        self.processes.push((role.to_owned(), child));
+        if !announces {
+            return None;
+        }
+        Some(
+            rx.recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("sceau {args:?} did not start; log: {}", self.log())),
+        )
     }
 
     fn log_path(&self) -> PathBuf {
@@ -129,19 +206,31 @@ impl Service {
         std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
-    /// kill -9: no chance to finish anything.
+    /// kill -9 of every process: no chance to finish anything.
     pub fn kill_hard(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        for (_, mut child) in self.processes.drain(..) {
             let _ = child.kill();
             let _ = child.wait();
         }
     }
 
-    /// SIGTERM and wait for a clean exit.
-    pub fn stop(&mut self) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
-        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
-        child.wait().expect("wait")
+    /// kill -9 of the processes of one role.
+    pub fn kill_role(&mut self, role: &str) {
+        let (mut gone, kept): (Vec<_>, Vec<_>) = self.processes.drain(..).partition(|(r, _)| r == role);
+        self.processes = kept;
+        for (_, child) in gone.iter_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGTERM to every process; their exit statuses.
+    pub fn stop(&mut self) -> Vec<std::process::ExitStatus> {
+        let processes: Vec<_> = self.processes.drain(..).collect();
+        for (_, child) in &processes {
+            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        }
+        processes.into_iter().map(|(_, mut child)| child.wait().expect("wait")).collect()
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -243,6 +332,9 @@ impl Service {
 impl Drop for Service {
     fn drop(&mut self) {
         self.kill_hard();
+        if let Some(vhost) = &self.vhost {
+            let _ = Command::new("rabbitmqctl").args(["delete_vhost", vhost]).output();
+        }
     }
 }
 
