@@ -2,8 +2,10 @@
 //! the operator commands.
 
 mod admin;
+mod backends;
 mod cli;
 mod output;
+mod roles;
 mod serve;
 
 use clap::Parser;

@@ -1,0 +1,23 @@
+//! The worker role: the analysis job pool and the deadline reaper. Stateless: it reads encrypted
+//! files from the blob store and talks to the queue; it never writes the database.
+
+use crate::backends::Backends;
+use common::config::Config;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+pub fn start(config: &Config, backends: &Backends, concurrency: usize, tasks: &mut JoinSet<()>, shutdown: &CancellationToken) {
+    let pool = worker::jobs::Worker {
+        queue: backends.queue.clone(),
+        blobs: backends.blobs.clone(),
+        engine: std::sync::Arc::new(worker::analysis::ProvisionalEngine),
+        flags: backends.flags.clone(),
+    };
+    tasks.spawn(pool.run(concurrency, shutdown.clone()));
+    tasks.spawn(worker::reaper::run(
+        backends.deadlines.clone(),
+        backends.queue.clone(),
+        config.sweep_interval,
+        shutdown.clone(),
+    ));
+}
