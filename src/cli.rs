@@ -1,7 +1,8 @@
 //! The command line: roles and operator commands, all reading the same configuration as the
 //! service (`sceau.toml`, `SCEAU_*`).
 
-use crate::{admin, output, serve};
+use crate::backends::Role;
+use crate::{admin, ops, output, roles, serve};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -16,9 +17,26 @@ pub struct Cli {
 pub enum Command {
     /// Run the whole service in one process (gateway, recorder, workers, notifier) on SQLite.
     Serve(serve::ServeArgs),
+    /// Distributed mode: the HTTP API, the recorder and the outbox relay (owns SQLite).
+    Gateway,
+    /// Distributed mode: an analysis worker (stateless; scale by running more).
+    Worker(WorkerArgs),
+    /// Distributed mode: webhook delivery.
+    Notifier,
     /// Operator commands (companies, keys, workflows, reviews, usage, audit, webhooks).
     Admin(admin::AdminArgs),
+    /// Operations of the distributed worker pool: status, drain, resume, dead letters.
+    Ops(ops::OpsArgs),
 }
+
+#[derive(clap::Args)]
+pub struct WorkerArgs {
+    /// Concurrent analysis jobs of this process (overrides SCEAU_WORKERS).
+    #[arg(long)]
+    concurrency: Option<usize>,
+}
+
+use common::config::Config;
 
 pub async fn dispatch(cli: Cli) -> ExitCode {
     let config = match common::config::Config::load() {
@@ -27,6 +45,26 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
     };
     match cli.command {
         Command::Serve(args) => serve::run(config, args).await,
+        Command::Gateway => run_role(config, Role::Gateway).await,
+        Command::Worker(args) => {
+            let mut config = config;
+            if let Some(n) = args.concurrency {
+                if let Err(e) = config.set("SCEAU_WORKERS", &n.to_string()) {
+                    return output::fail(&e.to_string());
+                }
+            }
+            run_role(config, Role::Worker).await
+        }
+        Command::Notifier => run_role(config, Role::Notifier).await,
         Command::Admin(args) => admin::run(config, args).await,
+        Command::Ops(args) => ops::run(config, args).await,
+    }
+}
+
+async fn run_role(config: Config, role: Role) -> ExitCode {
+    common::telemetry::init();
+    match roles::process::run(config, role).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => output::fail(&format!("{e:#}")),
     }
 }

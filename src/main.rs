@@ -4,6 +4,7 @@
 mod admin;
 mod backends;
 mod cli;
+mod ops;
 mod output;
 mod roles;
 mod serve;

@@ -1,11 +1,10 @@
 //! `sceau serve`: every role in one process. With no setting it is embedded mode (SQLite only);
 //! with `SCEAU_AMQP_URL` and `SCEAU_REDIS_URL` the same roles run on RabbitMQ and Redis.
 
-use crate::backends::Backends;
+use crate::backends::Role;
 use crate::{output, roles};
 use common::config::Config;
 use std::process::ExitCode;
-use tokio_util::sync::CancellationToken;
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
@@ -45,20 +44,5 @@ fn apply_flags(config: &mut Config, args: ServeArgs) -> Result<(), common::confi
 }
 
 async fn start(config: Config) -> anyhow::Result<()> {
-    roles::notifier::settings(&config)?;
-    let backends = Backends::embedded(&config).await?;
-    let shutdown = CancellationToken::new();
-    let mut tasks = tokio::task::JoinSet::new();
-    let bound = roles::gateway::start(&config, &backends, &mut tasks, &shutdown).await?;
-    roles::worker::start(&config, &backends, config.workers, &mut tasks, &shutdown);
-    roles::notifier::start(&config, &backends, &mut tasks, &shutdown)?;
-
-    // Tests and scripts read this line to find the port.
-    println!("sceau listening on http://{bound}");
-    tracing::info!(address = %bound, workers = config.workers, data_dir = %config.data_dir.display(), "sceau serve started (embedded mode)");
-    roles::wait_for_signal().await;
-    tracing::info!("shutting down: finishing work in flight");
-    shutdown.cancel();
-    while tasks.join_next().await.is_some() {}
-    Ok(())
+    roles::process::run(config, Role::All).await
 }

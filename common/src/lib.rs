@@ -13,6 +13,7 @@ pub mod messages;
 pub mod model;
 pub mod postal;
 pub mod queue;
+pub mod redis;
 pub mod store;
 pub mod telemetry;
 pub mod time;

@@ -132,7 +132,12 @@ impl Recorder {
             JobOutcome::Analysed { report } => return self.record_consultation(batch_id, item_id, item, *report, at).await,
             JobOutcome::Errored { error, .. } => (ItemStatus::Errored, Some(error)),
             JobOutcome::Expired => (ItemStatus::Expired, None),
-            JobOutcome::Canceled => (ItemStatus::Canceled, None),
+            JobOutcome::Canceled => {
+                self.store
+                    .write(move |tx| batches::settle_canceled_job(tx, &batch_id, &item_id, chrono::Utc::now()))
+                    .await?;
+                return Ok(());
+            }
         };
         self.settle(batch_id, item_id, status, error).await
     }

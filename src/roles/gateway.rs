@@ -50,11 +50,20 @@ pub async fn start(
         shutdown.clone(),
     ));
     tasks.spawn(gateway::sweeper::run(
-        store,
+        store.clone(),
         backends.blobs.clone(),
         config.sweep_interval,
         shutdown.clone(),
     ));
+    if let Some(redis) = &backends.redis {
+        // Redis keeps nothing on disk: deadlines and flags come back from SQLite.
+        tasks.spawn(common::redis::reseed::watch_and_reseed(
+            store,
+            redis.clone(),
+            config.sweep_interval,
+            shutdown.clone(),
+        ));
+    }
     let http_shutdown = shutdown.clone();
     tasks.spawn(async move {
         if let Err(e) = gateway::serve_http(listener, state, http_shutdown).await {

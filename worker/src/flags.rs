@@ -12,6 +12,8 @@ pub trait LiveFlags: Send + Sync + 'static {
     async fn batch_accepts_work(&self, batch: &BatchId) -> Result<bool, FlagError>;
     /// The company's AI choice, re-read at processing time.
     async fn ai_enabled(&self, company: &CompanyId) -> Result<bool, FlagError>;
+    /// True while an operator has drained the worker pool: take no new job.
+    async fn draining(&self) -> Result<bool, FlagError>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -48,5 +50,33 @@ impl LiveFlags for StoreFlags {
         let company = company.clone();
         let c = self.0.read(move |c| common::store::companies::get(c, &company)).await?;
         Ok(c.ai_enabled)
+    }
+
+    /// One process in embedded mode: draining is stopping it (SIGTERM).
+    async fn draining(&self) -> Result<bool, FlagError> {
+        Ok(false)
+    }
+}
+
+/// Flags read from Redis (distributed mode). An absent flag is "unknown" until the gateway's
+/// re-seed writes it: the job waits (it is retried) rather than being wrongly dropped.
+#[async_trait]
+impl LiveFlags for common::redis::flags::RedisFlags {
+    async fn batch_accepts_work(&self, batch: &BatchId) -> Result<bool, FlagError> {
+        common::redis::flags::RedisFlags::batch_accepts_work(self, batch)
+            .await
+            .map_err(|e| FlagError(e.to_string()))
+    }
+
+    async fn ai_enabled(&self, company: &CompanyId) -> Result<bool, FlagError> {
+        common::redis::flags::RedisFlags::ai_enabled(self, company)
+            .await
+            .map_err(|e| FlagError(e.to_string()))
+    }
+
+    async fn draining(&self) -> Result<bool, FlagError> {
+        common::redis::flags::RedisFlags::draining(self)
+            .await
+            .map_err(|e| FlagError(e.to_string()))
     }
 }

@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Engine failures are retried this many times within one delivery before `engine_failure`.
 const ENGINE_ATTEMPTS: u32 = 3;
+/// Reads of a live flag (250 ms apart) before the job is handed back to the queue.
+const FLAG_ATTEMPTS: u32 = 40;
 
 #[derive(Clone)]
 pub struct Worker {
@@ -23,6 +25,24 @@ pub struct Worker {
     pub blobs: BlobStore,
     pub engine: Arc<dyn Engine>,
     pub flags: Arc<dyn LiveFlags>,
+    /// Jobs being processed now (reported by the worker's heartbeat).
+    pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Counts a job in flight for as long as it lives.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(counter: &'a std::sync::atomic::AtomicUsize) -> Self {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +67,9 @@ impl Worker {
 
     async fn consume(&self, slot: usize, shutdown: CancellationToken) {
         loop {
+            if !self.may_take_work(slot, &shutdown).await {
+                return;
+            }
             let delivery = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 d = self.queue.receive(&[Topic::JobsRealtime, Topic::JobsBatch]) => d,
@@ -61,7 +84,23 @@ impl Worker {
         }
     }
 
+    /// Waits while the pool is drained (or the flags cannot be read); false once shutting down.
+    async fn may_take_work(&self, slot: usize, shutdown: &CancellationToken) -> bool {
+        loop {
+            match self.flags.draining().await {
+                Ok(false) => return true,
+                Ok(true) => {}
+                Err(e) => tracing::warn!(slot, error = %e, "live flags unavailable; intake paused"),
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return false,
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+        }
+    }
+
     async fn handle(&self, delivery: Delivery) {
+        let _busy = InFlight::enter(&self.in_flight);
         let job = match serde_json::from_slice::<Job>(&delivery.payload) {
             Ok(Job::V1(job)) => job,
             Err(e) => {
@@ -100,31 +139,41 @@ impl Worker {
     /// What ends the job without analysis: canceled batch, passed deadline, AI disabled.
     async fn precheck(&self, job: &JobV1) -> Result<Option<JobOutcome>, JobError> {
         if let JobSource::BatchItem { batch_id, .. } = &job.source {
-            if !self
-                .flags
-                .batch_accepts_work(batch_id)
-                .await
-                .map_err(|e| JobError::Transient(e.to_string()))?
-            {
+            if !self.read_flag(|| self.flags.batch_accepts_work(batch_id)).await? {
                 return Ok(Some(JobOutcome::Canceled));
             }
         }
         if chrono::Utc::now() > job.deadline {
             return Ok(Some(JobOutcome::Expired));
         }
-        if job.category == DocumentCategory::Administratif
-            && !self
-                .flags
-                .ai_enabled(&job.company_id)
-                .await
-                .map_err(|e| JobError::Transient(e.to_string()))?
-        {
+        if job.category == DocumentCategory::Administratif && !self.read_flag(|| self.flags.ai_enabled(&job.company_id)).await? {
             return Ok(Some(JobOutcome::Errored {
                 error: ItemError::IaDesactivee,
                 message: "AI use is disabled for the company; the document was not analysed".into(),
             }));
         }
         Ok(None)
+    }
+
+    /// Reads a live flag, holding the job a while when the flag is not known yet (the gateway
+    /// re-seeds flags every second or so): waiting here costs no delivery attempt, while a nack
+    /// would bring a healthy job closer to the poison limit.
+    async fn read_flag<F, Fut>(&self, read: F) -> Result<bool, JobError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<bool, crate::flags::FlagError>>,
+    {
+        let mut last = None;
+        for _ in 0..FLAG_ATTEMPTS {
+            match read().await {
+                Ok(v) => return Ok(v),
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        Err(JobError::Transient(
+            last.map_or_else(|| "live flags unavailable".into(), |e| e.to_string()),
+        ))
     }
 
     async fn analyse(&self, job: &JobV1) -> Result<JobOutcome, JobError> {

@@ -66,6 +66,16 @@ impl MasterKeys {
         Self::parse(&text).map_err(err)
     }
 
+    /// Loads an existing key file; never creates one (processes that only read documents).
+    pub fn open_existing(path: &Path) -> Result<Self, EnvelopeError> {
+        let err = |reason: String| EnvelopeError::KeyFile {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        Self::parse(&text).map_err(err)
+    }
+
     fn create_file(path: &Path) -> std::io::Result<()> {
         let mut key = [0u8; KEY_LEN];
         crate::ids::random_bytes(&mut key);

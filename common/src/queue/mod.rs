@@ -1,6 +1,7 @@
 //! The queue between the gateway, the workers, the recorder and the notifier. One small trait;
 //! embedded mode backs it with a SQLite table, distributed mode with RabbitMQ. Delivery is
 //! at-least-once: consumers ack only after the effect is durable and deduplicate by id.
+pub mod amqp;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -53,6 +54,18 @@ pub enum QueueError {
     Storage(String),
     #[error("queue closed")]
     Closed,
+    /// The broker refused or failed an operation (channel or connection error).
+    #[error("queue broker: {0}")]
+    Broker(String),
+    /// No live connection to the broker could be had within the allowed time.
+    #[error("queue broker unavailable: {0}")]
+    Unavailable(String),
+    /// The broker did not confirm a publish (nack, or no confirm in time): it may not be stored.
+    #[error("publish not confirmed: {0}")]
+    Unconfirmed(String),
+    /// The broker returned a mandatory publish: no queue takes this routing key.
+    #[error("publish unroutable: {0}")]
+    Unroutable(String),
 }
 
 #[async_trait]

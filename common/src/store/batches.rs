@@ -261,37 +261,7 @@ pub fn submit(
         params![id.as_str(), crate::time::format(now), crate::time::format(expires)],
     )?;
     schedule_deadline(tx, id, expires)?;
-    let mut stmt = tx.prepare(
-        "SELECT id, category, front_blob, back_blob FROM batch_items WHERE batch_id = ?1 AND status = 'pending' ORDER BY position",
-    )?;
-    let rows = stmt
-        .query_map([id.as_str()], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    for (item, category, front, back) in rows {
-        let item: BatchItemId = stored(&item)?;
-        let front = front.ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("item {item} has no file"))))?;
-        let job = Job::V1(JobV1 {
-            company_id: company.clone(),
-            blob_context: blob_context(company, &item),
-            source: JobSource::BatchItem {
-                batch_id: id.clone(),
-                item_id: item,
-            },
-            category: stored(&category)?,
-            front_blob: front,
-            back_blob: back,
-            selfie_blob: None,
-            deadline: expires,
-        });
-        outbox::push(tx, Topic::JobsBatch, &job)?;
-    }
+    queue_jobs(tx, company, id, None, expires)?;
     get(tx, company, id)
 }
 
@@ -363,12 +333,17 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) ->
         )?;
     let mut status: BatchStatus = stored(&status)?;
     if status == BatchStatus::InProgress {
+        // Documents a worker reported too late for their deadline mean the window was exceeded.
+        status = if counts(tx, id)?.expired > 0 {
+            BatchStatus::Expired
+        } else {
+            BatchStatus::Ended
+        };
         tx.execute(
-            "UPDATE batches SET status = 'ended', ended_at = ?2 WHERE id = ?1",
-            params![id.as_str(), crate::time::format(now)],
+            "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
+            params![id.as_str(), status.as_str(), crate::time::format(now)],
         )?;
         tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
-        status = BatchStatus::Ended;
     }
     if status == BatchStatus::Open || announced.is_some() {
         return Ok(());
@@ -493,5 +468,85 @@ pub fn files_released(tx: &Connection, item: &str, now: DateTime<Utc>) -> Result
          images_released_at = CASE WHEN consultation_id IS NULL THEN ?2 ELSE images_released_at END WHERE id = ?1",
         params![item, crate::time::format(now)],
     )?;
+    Ok(())
+}
+
+/// Queues (through the outbox) one analysis job per pending document of the batch, or only for
+/// `item` when given.
+fn queue_jobs(
+    tx: &Connection,
+    company: &CompanyId,
+    batch: &BatchId,
+    item: Option<&BatchItemId>,
+    deadline: DateTime<Utc>,
+) -> Result<usize, RepoError> {
+    let mut stmt = tx.prepare(
+        "SELECT id, category, front_blob, back_blob FROM batch_items
+         WHERE batch_id = ?1 AND status IN ('pending', 'processing') AND (?2 IS NULL OR id = ?2) ORDER BY position",
+    )?;
+    let rows = stmt
+        .query_map(params![batch.as_str(), item.map(|i| i.as_str())], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for (item, category, front, back) in &rows {
+        let item: BatchItemId = stored(item)?;
+        let front = front
+            .clone()
+            .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("item {item} has no file"))))?;
+        let job = Job::V1(JobV1 {
+            company_id: company.clone(),
+            blob_context: blob_context(company, &item),
+            source: JobSource::BatchItem {
+                batch_id: batch.clone(),
+                item_id: item,
+            },
+            category: stored(category)?,
+            front_blob: front,
+            back_blob: back.clone(),
+            selfie_blob: None,
+            deadline,
+        });
+        outbox::push(tx, Topic::JobsBatch, &job)?;
+    }
+    Ok(rows.len())
+}
+
+/// A worker dropped a job as canceled: settle the document if its batch really is closed;
+/// otherwise the worker read a stale flag, and the job is queued again rather than lost.
+pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let row: Option<(String, String, String)> = tx
+        .query_row(
+            "SELECT company_id, status, expires_at FROM batches WHERE id = ?1",
+            [batch.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((company, status, expires_at)) = row else { return Ok(()) };
+    match stored::<BatchStatus>(&status)? {
+        BatchStatus::Canceled => {
+            if settle_item(tx, item, ItemStatus::Canceled, None, None, now)? {
+                announce_if_settled(tx, batch, now)?;
+            }
+        }
+        BatchStatus::Expired => {
+            if settle_item(tx, item, ItemStatus::Expired, None, None, now)? {
+                announce_if_settled(tx, batch, now)?;
+            }
+        }
+        BatchStatus::Open | BatchStatus::InProgress | BatchStatus::Ended => {
+            tx.execute(
+                "UPDATE batch_items SET status = 'pending' WHERE id = ?1 AND status = 'processing'",
+                [item.as_str()],
+            )?;
+            let deadline = crate::time::parse(&expires_at).unwrap_or(now);
+            queue_jobs(tx, &stored(&company)?, batch, Some(item), deadline)?;
+        }
+    }
     Ok(())
 }

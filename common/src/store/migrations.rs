@@ -3,7 +3,8 @@
 use rusqlite::Connection;
 
 /// Each entry is one migration; never edit a released one, append a new one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE companies (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -175,7 +176,15 @@ CREATE TABLE audit_log (
     at TEXT NOT NULL
 );
 CREATE INDEX audit_by_company ON audit_log(company_id, id);
-"#];
+"#,
+    r#"
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"#,
+];
 
 /// Brings the schema up to date.
 pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {

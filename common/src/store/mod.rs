@@ -12,6 +12,7 @@ pub mod events;
 pub mod migrations;
 pub mod outbox;
 pub mod reviews;
+pub mod settings;
 pub mod usage;
 pub mod verifications;
 pub mod workflows;

@@ -1,0 +1,51 @@
+//! `sceau ops status`: the state of the pool at a glance, as a table or `--json`.
+
+use super::Ctx;
+use crate::output;
+use common::redis::deadlines::RedisDeadlines;
+use common::redis::flags::RedisFlags;
+use common::redis::presence;
+use serde_json::json;
+use std::process::ExitCode;
+
+pub async fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
+    let queues = ctx.amqp.queue_stats().await?;
+    let workers = presence::list(&ctx.redis).await?;
+    let draining = RedisFlags::new(ctx.redis.clone()).draining().await?;
+    let oldest = RedisDeadlines::new(ctx.redis.clone()).oldest().await?;
+    let held: usize = workers.iter().map(|w| w.in_flight).sum();
+    if ctx.json {
+        let value = json!({
+            "queues": queues.iter().map(|q| json!({ "name": q.name, "ready": q.ready, "consumers": q.consumers })).collect::<Vec<_>>(),
+            "workers": workers,
+            "jobsInFlight": held,
+            "draining": draining,
+            "oldestDeadline": oldest.as_ref().map(|(batch, at)| json!({ "batchId": batch, "dueAt": common::time::format(*at) })),
+            "deadLetters": queues.iter().filter(|q| q.name.ends_with(".dead")).map(|q| q.ready).sum::<u32>(),
+        });
+        return Ok(output::print(true, &value));
+    }
+    println!("{:<22} {:>8} {:>10}", "QUEUE", "READY", "CONSUMERS");
+    for q in &queues {
+        println!("{:<22} {:>8} {:>10}", q.name, q.ready, q.consumers);
+    }
+    println!();
+    println!("{:<40} {:>12} {:>10} {:>9}", "WORKER", "CONCURRENCY", "IN FLIGHT", "DRAINING");
+    for w in &workers {
+        println!(
+            "{:<40} {:>12} {:>10} {:>9}",
+            format!("{}@{}", w.id, w.host),
+            w.concurrency,
+            w.in_flight,
+            w.draining
+        );
+    }
+    println!();
+    println!("draining: {draining}");
+    println!("jobs in flight: {held}");
+    match oldest {
+        Some((batch, at)) => println!("oldest pending deadline: {} ({batch})", common::time::format(at)),
+        None => println!("oldest pending deadline: -"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,52 @@
+//! Running roles as a process: build the backends, start the roles' tasks, print the address,
+//! wait for SIGTERM, stop intake and let work in flight finish.
+
+use crate::backends::{Backends, Role};
+use common::config::Config;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Runs `role` until SIGTERM. `Role::All` without broker settings is embedded mode.
+pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
+    super::notifier::settings(&config)?;
+    let distributed = Backends::distributed_configured(&config)?;
+    let backends = if distributed {
+        Backends::distributed(&config, role, config.workers).await?
+    } else if role == Role::All {
+        Backends::embedded(&config).await?
+    } else {
+        return Err(anyhow::anyhow!("invalid configuration: `sceau {}` runs in distributed mode and needs SCEAU_AMQP_URL and SCEAU_REDIS_URL (or run `sceau serve`)", role_name(role)));
+    };
+    let shutdown = CancellationToken::new();
+    let mut tasks = JoinSet::new();
+    if matches!(role, Role::Gateway | Role::All) {
+        let bound = super::gateway::start(&config, &backends, &mut tasks, &shutdown).await?;
+        // Tests and scripts read this line to find the port.
+        println!("sceau listening on http://{bound}");
+    }
+    if matches!(role, Role::Worker | Role::All) {
+        super::worker::start(&config, &backends, config.workers, &mut tasks, &shutdown);
+    }
+    if matches!(role, Role::Notifier | Role::All) {
+        super::notifier::start(&config, &backends, &mut tasks, &shutdown)?;
+    }
+    let mode = if distributed { "distributed" } else { "embedded" };
+    tracing::info!(role = role_name(role), mode, workers = config.workers, data_dir = %config.data_dir.display(), "sceau started");
+    super::wait_for_signal().await;
+    tracing::info!(role = role_name(role), "shutting down: finishing work in flight");
+    shutdown.cancel();
+    while tasks.join_next().await.is_some() {}
+    if let Some(amqp) = &backends.amqp {
+        amqp.close().await;
+    }
+    Ok(())
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Gateway => "gateway",
+        Role::Worker => "worker",
+        Role::Notifier => "notifier",
+        Role::All => "serve",
+    }
+}

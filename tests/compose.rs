@@ -1,0 +1,80 @@
+//! `docker-compose.yml` cannot run here (no Docker engine), so it is kept correct by construction:
+//! every command it runs exists in the CLI, every `SCEAU_*` variable it sets is a setting the
+//! service accepts with that value, and the roles share the data volume where the config says.
+
+use std::process::Command;
+use yaml_rust2::{Yaml, YamlLoader};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sceau");
+
+fn compose() -> Yaml {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docker-compose.yml")).expect("docker-compose.yml");
+    YamlLoader::load_from_str(&text).expect("valid YAML").remove(0)
+}
+
+/// A mapping with its `<<` merge keys applied (YAML 1.1 merge, as Compose does).
+fn merged(node: &Yaml) -> yaml_rust2::yaml::Hash {
+    let mut out = yaml_rust2::yaml::Hash::new();
+    if let Some(map) = node.as_hash() {
+        if let Some(base) = map.get(&Yaml::String("<<".into())) {
+            out = merged(base);
+        }
+        for (k, v) in map {
+            if k.as_str() == Some("<<") {
+                continue;
+            }
+            let v = if v.as_hash().is_some() { Yaml::Hash(merged(v)) } else { v.clone() };
+            out.insert(k.clone(), v);
+        }
+    }
+    out
+}
+
+fn strings(node: &Yaml) -> Vec<String> {
+    node.as_vec()
+        .map(|v| v.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn compose_runs_the_roles_with_settings_the_binary_accepts() {
+    let doc = compose();
+    let services = doc["services"].as_hash().expect("services");
+    for role in ["gateway", "worker", "notifier"] {
+        let service = merged(&doc["services"][role]);
+        let get = |k: &str| service.get(&Yaml::String(k.into())).cloned().unwrap_or(Yaml::BadValue);
+        let command = strings(&get("command"));
+        assert_eq!(command.first().map(String::as_str), Some(role), "{role} runs `sceau {role}`");
+        let help = Command::new(BIN).args(&command).arg("--help").output().expect("run sceau");
+        assert!(
+            help.status.success(),
+            "`sceau {}` does not exist: {}",
+            command.join(" "),
+            String::from_utf8_lossy(&help.stderr)
+        );
+
+        let env = get("environment");
+        let env = env.as_hash().unwrap_or_else(|| panic!("{role} has an environment"));
+        let mut config = common::config::Config::default();
+        for (k, v) in env {
+            let (k, v) = (k.as_str().expect("variable name"), v.as_str().expect("variable value"));
+            assert!(k.starts_with("SCEAU_"), "{role}: unexpected variable {k}");
+            config.set(k, v).unwrap_or_else(|e| panic!("{role}: {e}"));
+        }
+        assert!(
+            config.amqp_url.is_some() && config.redis_url.is_some(),
+            "{role} runs on RabbitMQ and Redis"
+        );
+        let volumes = strings(&get("volumes"));
+        let data = config.data_dir.display().to_string();
+        assert!(
+            volumes.iter().any(|v| v == &format!("sceau-data:{data}")),
+            "{role} mounts the shared data volume at SCEAU_DATA_DIR ({data})"
+        );
+    }
+    for dependency in ["rabbitmq", "redis"] {
+        assert!(services.contains_key(&Yaml::String(dependency.into())), "{dependency} service");
+    }
+    let dockerfile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile")).expect("Dockerfile");
+    assert!(dockerfile.contains("--bin sceau") && dockerfile.contains("ENTRYPOINT [\"sceau\"]"));
+}
