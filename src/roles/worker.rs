@@ -16,6 +16,7 @@ pub fn start(config: &Config, backends: &Backends, concurrency: usize, tasks: &m
         engine: std::sync::Arc::new(worker::analysis::ProvisionalEngine),
         flags: backends.flags.clone(),
         in_flight: Default::default(),
+        paused: Default::default(),
     };
     if let Some(redis) = &backends.redis {
         tasks.spawn(heartbeat(redis.clone(), pool.clone(), concurrency, shutdown.clone()));
@@ -34,7 +35,7 @@ async fn heartbeat(redis: RedisBackend, pool: worker::jobs::Worker, concurrency:
     let id = common::redis::lease::Lease::unique_holder_id("worker");
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into());
     loop {
-        let draining = pool.flags.draining().await.unwrap_or(false);
+        let draining = pool.paused.load(std::sync::atomic::Ordering::Relaxed);
         let presence = WorkerPresence {
             id: id.clone(),
             host: host.clone(),

@@ -109,11 +109,15 @@ fn create_vhost() -> String {
 }
 
 impl Service {
-    /// Starts a service with the default test settings plus `extra`.
+    /// Starts a service with the default test settings plus `extra`, in the suite's mode.
     pub async fn start(extra: &[(&str, &str)]) -> Service {
+        Self::start_in(mode(), extra).await
+    }
+
+    /// Starts a service in a given mode (tests of what only one mode has).
+    pub async fn start_in(mode: Mode, extra: &[(&str, &str)]) -> Service {
         let dir = TempDir::new("svc");
         let mut env = default_env(&dir.0);
-        let mode = mode();
         let mut vhost = None;
         if mode == Mode::Distributed {
             let name = create_vhost();
@@ -222,6 +226,63 @@ impl Service {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// kill -9 of the first process of `role`.
+    pub fn kill_one(&mut self, role: &str) {
+        let i = self
+            .processes
+            .iter()
+            .position(|(r, _)| r == role)
+            .unwrap_or_else(|| panic!("no {role} running"));
+        let (_, mut child) = self.processes.remove(i);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// SIGTERM to the first process of `role`; its exit status.
+    pub fn stop_one(&mut self, role: &str) -> std::process::ExitStatus {
+        let i = self
+            .processes
+            .iter()
+            .position(|(r, _)| r == role)
+            .unwrap_or_else(|| panic!("no {role} running"));
+        let (_, mut child) = self.processes.remove(i);
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        child.wait().expect("wait")
+    }
+
+    /// Starts one more worker process (distributed mode).
+    pub fn add_worker(&mut self, concurrency: &str) {
+        self.spawn("worker", &["worker", "--concurrency", concurrency], false);
+    }
+
+    /// The value of one of the service's settings.
+    pub fn env_value(&self, key: &str) -> String {
+        self.env.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()).unwrap_or_default()
+    }
+
+    /// The RabbitMQ virtual host of this service (distributed mode).
+    pub fn vhost(&self) -> &str {
+        self.vhost.as_deref().expect("a distributed service")
+    }
+
+    /// Runs `sceau ops <args> --json` and returns its JSON.
+    pub fn ops(&self, args: &[&str]) -> Value {
+        let out = Command::new(BIN)
+            .arg("ops")
+            .args(args)
+            .arg("--json")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("run sceau ops");
+        assert!(
+            out.status.success(),
+            "sceau ops {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("ops {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
     }
 
     /// SIGTERM to every process; their exit statuses.

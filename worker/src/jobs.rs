@@ -18,6 +18,8 @@ use tokio_util::sync::CancellationToken;
 const ENGINE_ATTEMPTS: u32 = 3;
 /// Reads of a live flag (250 ms apart) before the job is handed back to the queue.
 const FLAG_ATTEMPTS: u32 = 40;
+/// How often an idle or drained consumer looks at the drain flag.
+const DRAIN_POLL: Duration = Duration::from_millis(250);
 
 #[derive(Clone)]
 pub struct Worker {
@@ -27,6 +29,8 @@ pub struct Worker {
     pub flags: Arc<dyn LiveFlags>,
     /// Jobs being processed now (reported by the worker's heartbeat).
     pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    /// True once the consumers have seen the drain and stopped taking jobs.
+    pub paused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Counts a job in flight for as long as it lives.
@@ -70,8 +74,10 @@ impl Worker {
             if !self.may_take_work(slot, &shutdown).await {
                 return;
             }
+            // Waiting for a job stops as soon as a drain starts: the job stays with the queue.
             let delivery = tokio::select! {
                 _ = shutdown.cancelled() => return,
+                _ = self.drain_started() => continue,
                 d = self.queue.receive(&[Topic::JobsRealtime, Topic::JobsBatch]) => d,
             };
             match delivery {
@@ -84,17 +90,30 @@ impl Worker {
         }
     }
 
+    /// Resolves once the drain flag is seen set.
+    async fn drain_started(&self) {
+        loop {
+            tokio::time::sleep(DRAIN_POLL).await;
+            if matches!(self.flags.draining().await, Ok(true)) {
+                return;
+            }
+        }
+    }
+
     /// Waits while the pool is drained (or the flags cannot be read); false once shutting down.
     async fn may_take_work(&self, slot: usize, shutdown: &CancellationToken) -> bool {
         loop {
             match self.flags.draining().await {
-                Ok(false) => return true,
-                Ok(true) => {}
+                Ok(false) => {
+                    self.paused.store(false, std::sync::atomic::Ordering::Relaxed);
+                    return true;
+                }
+                Ok(true) => self.paused.store(true, std::sync::atomic::Ordering::Relaxed),
                 Err(e) => tracing::warn!(slot, error = %e, "live flags unavailable; intake paused"),
             }
             tokio::select! {
                 _ = shutdown.cancelled() => return false,
-                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = tokio::time::sleep(DRAIN_POLL) => {}
             }
         }
     }
