@@ -194,6 +194,18 @@ async fn distributed_only_drain_stops_processing_and_resume_restarts_it() {
         .unwrap()
         .iter()
         .all(|w| w["draining"] == true && w["inFlight"] == 0));
+    let jobs = status["queues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == "jobs.batch")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        jobs["unacked"].as_u64().unwrap() + jobs["ready"].as_u64().unwrap(),
+        20,
+        "every job waits, ready or held: {jobs}"
+    );
     svc.ops(&["resume"]);
     assert_exactly_once(&svc, &co.key, &batch, 20, &hook).await;
     assert_eq!(svc.ops(&["status"])["draining"], false);

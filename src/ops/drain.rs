@@ -37,7 +37,11 @@ pub async fn drain(ctx: &Ctx, args: DrainArgs) -> anyhow::Result<ExitCode> {
     }
     let start = Instant::now();
     loop {
-        let workers = presence::list(&ctx.redis).await?;
+        let workers: Vec<_> = presence::list(&ctx.redis)
+            .await?
+            .into_iter()
+            .filter(|p| p.role == "worker")
+            .collect();
         let idle = workers.iter().all(|w| w.draining && w.in_flight == 0);
         if idle {
             return Ok(output::print(

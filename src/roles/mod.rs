@@ -2,6 +2,7 @@
 //! `CancellationToken`: SIGTERM stops intake, finishes work in flight, then the process exits 0.
 pub mod gateway;
 pub mod notifier;
+pub mod presence;
 pub mod process;
 pub mod worker;
 

@@ -30,6 +30,15 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     if matches!(role, Role::Notifier | Role::All) {
         super::notifier::start(&config, &backends, &mut tasks, &shutdown)?;
     }
+    if let (Some(redis), Some(amqp), Role::Gateway | Role::Notifier) = (&backends.redis, &backends.amqp, role) {
+        tasks.spawn(super::presence::heartbeat(
+            redis.clone(),
+            amqp.clone(),
+            role_name(role),
+            None,
+            shutdown.clone(),
+        ));
+    }
     let mode = if distributed { "distributed" } else { "embedded" };
     tracing::info!(role = role_name(role), mode, workers = config.workers, data_dir = %config.data_dir.display(), "sceau started");
     super::wait_for_signal().await;

@@ -106,6 +106,12 @@ impl AmqpQueue {
     }
 
     /// Ready messages and consumers of the four topics and their dead-letter queues.
+    /// Deliveries this process holds without having settled them yet, per topic.
+    pub fn unsettled(&self) -> Vec<(Topic, usize)> {
+        let counts = self.shared.current().map(|link| link.unsettled_by_topic()).unwrap_or_default();
+        Topic::ALL.iter().map(|t| (*t, counts.get(t).copied().unwrap_or(0))).collect()
+    }
+
     pub async fn queue_stats(&self) -> Result<Vec<QueueStat>, QueueError> {
         let (link, channel) = self.scratch_channel().await?;
         let mut stats = Vec::with_capacity(Topic::ALL.len() * 2);

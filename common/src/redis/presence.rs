@@ -1,5 +1,6 @@
-//! Worker presence: each worker process refreshes a short-lived key with its concurrency, the jobs
-//! it holds and whether it is drained, so `sceau ops status` can list the live pool.
+//! Process presence: each process of distributed mode refreshes a short-lived key with its role,
+//! the deliveries it holds unacked per queue and, for workers, concurrency, jobs in flight and
+//! drain, so `sceau ops status` can list the live pool and what it holds.
 
 use super::{BackendError, RedisBackend};
 use serde::{Deserialize, Serialize};
@@ -10,21 +11,25 @@ pub const TTL: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WorkerPresence {
+pub struct Presence {
     pub id: String,
+    /// `gateway`, `worker`, `notifier` or `serve`.
+    pub role: String,
     pub host: String,
     pub pid: u32,
     pub concurrency: usize,
     pub in_flight: usize,
     pub draining: bool,
+    /// Deliveries received and not yet acked, by queue name.
+    pub held: std::collections::BTreeMap<String, usize>,
     pub seen_at: String,
 }
 
 fn key(backend: &RedisBackend, id: &str) -> String {
-    backend.key(&format!("worker:{id}"))
+    backend.key(&format!("process:{id}"))
 }
 
-pub async fn announce(backend: &RedisBackend, presence: &WorkerPresence) -> Result<(), BackendError> {
+pub async fn announce(backend: &RedisBackend, presence: &Presence) -> Result<(), BackendError> {
     let mut conn = backend.conn().await?;
     let value = serde_json::to_string(presence).map_err(|e| BackendError::Corrupt(e.to_string()))?;
     let _: () = ::redis::cmd("SET")
@@ -43,8 +48,8 @@ pub async fn withdraw(backend: &RedisBackend, id: &str) -> Result<(), BackendErr
     Ok(())
 }
 
-/// Every live worker, by id.
-pub async fn list(backend: &RedisBackend) -> Result<Vec<WorkerPresence>, BackendError> {
+/// Every live process, by id.
+pub async fn list(backend: &RedisBackend) -> Result<Vec<Presence>, BackendError> {
     let mut conn = backend.conn().await?;
     let pattern = format!("{}*", key(backend, ""));
     let mut keys: Vec<String> = Vec::new();
@@ -67,7 +72,7 @@ pub async fn list(backend: &RedisBackend) -> Result<Vec<WorkerPresence>, Backend
     let mut workers = Vec::new();
     for k in keys {
         let value: Option<String> = ::redis::cmd("GET").arg(&k).query_async(&mut conn).await?;
-        if let Some(p) = value.and_then(|v| serde_json::from_str::<WorkerPresence>(&v).ok()) {
+        if let Some(p) = value.and_then(|v| serde_json::from_str::<Presence>(&v).ok()) {
             workers.push(p);
         }
     }

@@ -42,6 +42,15 @@ pub(super) struct Link {
 }
 
 impl Link {
+    /// Deliveries handed out and not settled yet, per topic (the broker's "unacked").
+    pub(super) fn unsettled_by_topic(&self) -> HashMap<Topic, usize> {
+        let mut counts = HashMap::new();
+        for (topic, _) in lock(&self.unsettled).keys() {
+            *counts.entry(*topic).or_insert(0) += 1;
+        }
+        counts
+    }
+
     /// Connects, declares the topology and opens the confirm-mode publishing channel.
     pub(super) async fn open(url: &str, generation: u32, delivery_limit: u32) -> Result<Link, QueueError> {
         let properties = ConnectionProperties::default().with_connection_name(format!("sceau/{}", std::process::id()).into());
