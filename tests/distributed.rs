@@ -247,3 +247,68 @@ async fn distributed_only_a_poison_job_is_dead_lettered_and_replayed_once_fixed(
     assert_eq!(replayed["replayed"]["jobs.batch"], 1);
     assert_exactly_once(&svc, &co.key, &batch, 5, &hook).await;
 }
+
+/// A Redis server of the test's own, so it can be stopped without touching other tests.
+struct PrivateRedis {
+    port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl PrivateRedis {
+    fn start(port: u16) -> PrivateRedis {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "private redis-server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        PrivateRedis { port, child: Some(child) }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[tokio::test]
+async fn distributed_only_workers_pause_while_redis_is_down_and_lose_nothing() {
+    let port = 6390 + (std::process::id() % 50) as u16;
+    let mut redis = PrivateRedis::start(port);
+    let url = format!("redis://127.0.0.1:{port}/0");
+    let svc = start(&[("SCEAU_REDIS_URL", &url), ("SCEAU_WORKERS", "1")]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let batch = batch_of(&svc, &co.key, Some(&hook.url), 40, 160).await;
+    submit(&svc, &co.key, &batch).await;
+    svc.wait_batch(&co.key, &batch, LONG, |b| b["counts"]["succeeded"].as_u64() >= Some(3))
+        .await;
+    redis.stop();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (_, during) = svc.get(&co.key, &format!("/api/v1/batches/{batch}")).await;
+    assert_eq!(during["counts"]["errored"], 0, "no job fails because Redis is away: {during}");
+    assert_eq!(during["counts"]["canceled"], 0);
+    let _back = PrivateRedis::start(port);
+    assert_exactly_once(&svc, &co.key, &batch, 40, &hook).await;
+}
