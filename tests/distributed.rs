@@ -250,7 +250,6 @@ async fn distributed_only_a_poison_job_is_dead_lettered_and_replayed_once_fixed(
 
 /// A Redis server of the test's own, so it can be stopped without touching other tests.
 struct PrivateRedis {
-    port: u16,
     child: Option<std::process::Child>,
 }
 
@@ -275,7 +274,7 @@ impl PrivateRedis {
             assert!(std::time::Instant::now() < deadline, "private redis-server did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        PrivateRedis { port, child: Some(child) }
+        PrivateRedis { child: Some(child) }
     }
 
     fn stop(&mut self) {
