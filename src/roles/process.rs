@@ -6,6 +6,9 @@ use common::config::Config;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+/// How long work in flight may take to finish after SIGTERM.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs `role` until SIGTERM. `Role::All` without broker settings is embedded mode.
 pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     super::notifier::settings(&config)?;
@@ -44,7 +47,11 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     super::wait_for_signal().await;
     tracing::info!(role = role_name(role), "shutting down: finishing work in flight");
     shutdown.cancel();
-    while tasks.join_next().await.is_some() {}
+    let finished = tokio::time::timeout(SHUTDOWN_GRACE, async { while tasks.join_next().await.is_some() {} }).await;
+    if finished.is_err() {
+        // Whatever is still unacked goes back to the queue and is processed elsewhere.
+        tracing::warn!(grace_seconds = SHUTDOWN_GRACE.as_secs(), "work still in flight after the grace period; leaving it to redelivery");
+    }
     if let Some(amqp) = &backends.amqp {
         amqp.close().await;
     }
