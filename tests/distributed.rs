@@ -31,25 +31,6 @@ async fn submit(svc: &Service, key: &str, batch: &str) {
     assert_eq!(s, 200, "{b}");
 }
 
-async fn consultation_ids(svc: &Service, key: &str) -> Vec<String> {
-    let mut ids = Vec::new();
-    let mut path = "/api/v1/consultations?limit=100".to_owned();
-    loop {
-        let (_, page) = svc.get(key, &path).await;
-        ids.extend(
-            page["data"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["id"].as_str().unwrap().to_owned()),
-        );
-        match page["nextCursor"].as_str() {
-            Some(c) => path = format!("/api/v1/consultations?limit=100&cursor={c}"),
-            None => return ids,
-        }
-    }
-}
-
 /// Every document succeeded exactly once, and one `batch.completed` event (same id if redelivered).
 async fn assert_exactly_once(svc: &Service, key: &str, batch: &str, docs: usize, hook: &Receiver) {
     let done = svc.wait_batch(key, batch, LONG, |b| b["status"] == "ended").await;
@@ -63,7 +44,7 @@ async fn assert_exactly_once(svc: &Service, key: &str, batch: &str, docs: usize,
         .iter()
         .map(|i| i["consultationId"].as_str().unwrap().to_owned())
         .collect();
-    let listed = consultation_ids(svc, key).await;
+    let listed = svc.consultation_ids(key).await;
     assert_eq!(listed.len(), docs, "no consultation recorded twice");
     assert_eq!(listed.into_iter().collect::<HashSet<_>>(), items);
     hook.wait_for(1, Duration::from_secs(20)).await;

@@ -9,25 +9,6 @@ use std::time::Duration;
 use support::receiver::Receiver;
 use support::Service;
 
-async fn all_consultation_ids(svc: &Service, key: &str) -> Vec<String> {
-    let mut ids = Vec::new();
-    let mut path = "/api/v1/consultations?limit=100".to_owned();
-    loop {
-        let (_, page) = svc.get(key, &path).await;
-        ids.extend(
-            page["data"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["id"].as_str().unwrap().to_owned()),
-        );
-        match page["nextCursor"].as_str() {
-            Some(c) => path = format!("/api/v1/consultations?limit=100&cursor={c}"),
-            None => return ids,
-        }
-    }
-}
-
 #[tokio::test]
 async fn kill_9_mid_batch_then_restart_every_document_ends_exactly_once() {
     const DOCS: usize = 120;
@@ -63,7 +44,7 @@ async fn kill_9_mid_batch_then_restart_every_document_ends_exactly_once() {
         .map(|i| i["consultationId"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(from_items.len(), DOCS);
-    let listed = all_consultation_ids(&svc, &co.key).await;
+    let listed = svc.consultation_ids(&co.key).await;
     assert_eq!(listed.len(), DOCS, "no consultation recorded twice");
     assert_eq!(listed.into_iter().collect::<HashSet<_>>(), from_items);
 
@@ -146,5 +127,5 @@ async fn sigterm_finishes_work_in_flight_and_exits_zero() {
         .wait_batch(&co.key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
         .await;
     assert_eq!(done["counts"]["succeeded"], 20);
-    assert_eq!(all_consultation_ids(&svc, &co.key).await.len(), 20);
+    assert_eq!(svc.consultation_ids(&co.key).await.len(), 20);
 }

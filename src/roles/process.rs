@@ -50,7 +50,10 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     let finished = tokio::time::timeout(SHUTDOWN_GRACE, async { while tasks.join_next().await.is_some() {} }).await;
     if finished.is_err() {
         // Whatever is still unacked goes back to the queue and is processed elsewhere.
-        tracing::warn!(grace_seconds = SHUTDOWN_GRACE.as_secs(), "work still in flight after the grace period; leaving it to redelivery");
+        tracing::warn!(
+            grace_seconds = SHUTDOWN_GRACE.as_secs(),
+            "work still in flight after the grace period; leaving it to redelivery"
+        );
     }
     if let Some(amqp) = &backends.amqp {
         amqp.close().await;

@@ -372,6 +372,26 @@ impl Service {
         .await
     }
 
+    /// Every consultation id of the company, walking the list with its cursor.
+    pub async fn consultation_ids(&self, key: &str) -> Vec<String> {
+        let mut ids = Vec::new();
+        let mut path = "/api/v1/consultations?limit=100".to_owned();
+        loop {
+            let (_, page) = self.get(key, &path).await;
+            ids.extend(
+                page["data"]
+                    .as_array()
+                    .expect("data")
+                    .iter()
+                    .map(|c| c["id"].as_str().expect("id").to_owned()),
+            );
+            match page["nextCursor"].as_str() {
+                Some(c) => path = format!("/api/v1/consultations?limit=100&cursor={c}"),
+                None => return ids,
+            }
+        }
+    }
+
     /// Polls the batch until `done` says so, or panics after `timeout`.
     pub async fn wait_batch(&self, key: &str, batch: &str, timeout: Duration, done: impl Fn(&Value) -> bool) -> Value {
         let start = Instant::now();
