@@ -235,6 +235,20 @@ impl Link {
     /// their queues.
     pub(super) async fn shutdown(&self) {
         self.lost.cancel();
+        // Channels first: closing the connection under open consumer channels makes lapin log
+        // protocol errors for frames still in flight, on every clean shutdown.
+        let channels: Vec<Channel> = lock(&self.channels)
+            .drain()
+            .map(|(_, c)| c)
+            .chain(std::iter::once(self.publisher.clone()))
+            .collect();
+        for channel in channels {
+            if channel.status().connected() {
+                if let Err(e) = channel.close(REPLY_SUCCESS, "OK".into()).await {
+                    tracing::debug!(error = %e, "closing a broker channel");
+                }
+            }
+        }
         if self.connection.status().connected() {
             if let Err(e) = self.connection.close(REPLY_SUCCESS, "OK".into()).await {
                 tracing::debug!(error = %e, "closing a broker connection");
