@@ -185,3 +185,20 @@ async fn openapi_document_matches_the_running_router() {
     }
     assert_eq!(operations, 18, "every operation of the route table is documented");
 }
+
+#[tokio::test]
+async fn ops_dead_letters_answer_in_both_modes() {
+    let svc = Service::start(&[]).await;
+    let listed = svc.ops(&["dead-letters", "list"]);
+    for queue in ["jobs.realtime", "jobs.batch", "results", "events"] {
+        assert_eq!(listed["deadLetters"][queue], 0, "{listed}");
+    }
+    assert_eq!(svc.ops(&["dead-letters", "replay"])["replayed"]["jobs.batch"], 0);
+    for cmd in [["ops", "status"], ["ops", "drain"], ["ops", "resume"], ["ops", "dead-letters"]] {
+        let out = std::process::Command::new(support::BIN).args(cmd).arg("--help").output().unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("--json"),
+            "{cmd:?}"
+        );
+    }
+}

@@ -42,6 +42,9 @@ pub struct Ctx {
 }
 
 pub async fn run(config: Config, args: OpsArgs) -> ExitCode {
+    if config.amqp_url.is_none() && config.redis_url.is_none() {
+        return run_embedded(config, args).await;
+    }
     let ctx = match connect(config, args.json).await {
         Ok(c) => c,
         Err(e) => return output::fail(&format!("{e:#}")),
@@ -50,9 +53,23 @@ pub async fn run(config: Config, args: OpsArgs) -> ExitCode {
         OpsCommand::Status => status::run(&ctx).await,
         OpsCommand::Drain(a) => drain::drain(&ctx, a).await,
         OpsCommand::Resume => drain::resume(&ctx).await,
-        OpsCommand::DeadLetters(a) => dead_letters::run(&ctx, a).await,
+        OpsCommand::DeadLetters(a) => dead_letters::run(&dead_letters::Source::Broker(ctx.amqp.clone()), ctx.json, a).await,
     };
     ctx.amqp.close().await;
+    result.unwrap_or_else(|e| output::fail(&format!("{e:#}")))
+}
+
+/// Embedded mode has one process: its dead letters are in SQLite, and draining it is stopping it.
+async fn run_embedded(config: Config, args: OpsArgs) -> ExitCode {
+    let result = match args.command {
+        OpsCommand::DeadLetters(a) => match dead_letters::Source::embedded(&config) {
+            Ok(source) => dead_letters::run(&source, args.json, a).await,
+            Err(e) => Err(e),
+        },
+        _ => Err(anyhow::anyhow!(
+            "`sceau ops status|drain|resume` operate distributed mode (set SCEAU_AMQP_URL and SCEAU_REDIS_URL); in embedded mode, stop `sceau serve` with SIGTERM to drain it"
+        )),
+    };
     result.unwrap_or_else(|e| output::fail(&format!("{e:#}")))
 }
 

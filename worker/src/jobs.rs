@@ -201,10 +201,12 @@ impl Worker {
         for _ in 0..ENGINE_ATTEMPTS {
             let engine = self.engine.clone();
             let input = input.clone();
-            // A panicking engine must not take the worker down: it counts as an engine failure.
+            // A panic must not take the worker down, nor become a finding: the job is handed back,
+            // and after the delivery limit it is a poison message in the dead-letter queue, where
+            // an operator can replay it once the engine is fixed.
             let result = tokio::spawn(async move { engine.analyse(input).await })
                 .await
-                .unwrap_or_else(|_| Err(EngineError::Failure("the analysis engine crashed on this document".into())));
+                .map_err(|_| JobError::Transient("the analysis engine panicked on this document".into()))?;
             match result {
                 Ok(report) => return Ok(JobOutcome::Analysed { report: Box::new(report) }),
                 Err(e) if e.is_retryable() => last = Some(e),
@@ -300,5 +302,126 @@ mod tests {
             item_id: BatchItemId::generate(now),
         };
         assert_eq!(for_source(&batch, errored()), errored());
+    }
+}
+
+#[cfg(test)]
+mod poison_tests {
+    use super::*;
+    use crate::flags::StoreFlags;
+    use async_trait::async_trait;
+    use common::analysis::{AnalysisInput, AnalysisReport};
+    use common::crypto::envelope::MasterKeys;
+    use common::ids::BatchItemId;
+    use common::queue::sqlite::SqliteQueue;
+    use common::store::Store;
+
+    /// An engine that panics on every document: the trait's contract broken on purpose.
+    struct PanickingEngine;
+
+    #[async_trait]
+    impl crate::analysis::Engine for PanickingEngine {
+        async fn analyse(&self, _: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+            panic!("engine bug");
+        }
+        fn name(&self) -> &'static str {
+            "panicking"
+        }
+    }
+
+    #[tokio::test]
+    async fn a_document_the_engine_panics_on_is_dead_lettered_not_recorded() {
+        let dir = std::env::temp_dir().join(format!("sceau-poison-{}", common::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let keys = std::sync::Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
+        let blobs = BlobStore::new(dir.join("blobs"), keys).unwrap();
+        let now = chrono::Utc::now();
+        let company = store
+            .write(move |tx| common::store::companies::create(tx, "Acme", common::domain::Licence::Group, now))
+            .await
+            .unwrap()
+            .company
+            .id;
+        let batch = {
+            let company = company.clone();
+            store
+                .write(move |tx| common::store::batches::create(tx, &company, None, None, std::time::Duration::from_secs(3600), now))
+                .await
+                .unwrap()
+                .id
+        };
+        let submitted = batch.clone();
+        store
+            .write(move |tx| {
+                tx.execute("UPDATE batches SET status = 'in_progress' WHERE id = ?1", [submitted.as_str()])?;
+                Ok::<_, common::store::RepoError>(())
+            })
+            .await
+            .unwrap();
+        let queue = SqliteQueue::new(store.clone(), 3);
+        let item = BatchItemId::generate(now);
+        let context = format!("company={company};item={item}");
+        blobs.put("0123456789abcdef0123456789abcdef", &context, b"bytes").await.unwrap();
+        let job = Job::V1(JobV1 {
+            company_id: company.clone(),
+            source: JobSource::BatchItem {
+                batch_id: batch,
+                item_id: item,
+            },
+            category: DocumentCategory::Identite,
+            front_blob: "0123456789abcdef0123456789abcdef".into(),
+            back_blob: None,
+            selfie_blob: None,
+            blob_context: context,
+            deadline: now + chrono::Duration::hours(1),
+        });
+        queue
+            .publish(Topic::JobsBatch, serde_json::to_vec(&job).unwrap(), Duration::ZERO)
+            .await
+            .unwrap();
+        let worker = Worker {
+            queue: Arc::new(queue.clone()),
+            blobs,
+            engine: Arc::new(PanickingEngine),
+            flags: Arc::new(StoreFlags(store.clone())),
+            in_flight: Default::default(),
+            paused: Default::default(),
+        };
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(worker.run(1, shutdown.clone()));
+        let dead = || {
+            let store = store.clone();
+            async move {
+                store
+                    .read(|c| {
+                        c.query_row("SELECT count(*) FROM queue_dead_letters WHERE topic = 'jobs.batch'", [], |r| {
+                            r.get::<_, i64>(0)
+                        })
+                        .map_err(common::store::StoreError::from)
+                    })
+                    .await
+                    .unwrap()
+            }
+        };
+        let start = std::time::Instant::now();
+        while dead().await == 0 {
+            assert!(start.elapsed() < Duration::from_secs(30), "the poison job was never dead-lettered");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        shutdown.cancel();
+        running.await.unwrap();
+        let finished: i64 = store
+            .read(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM queue_messages WHERE topic = 'results' AND payload LIKE '%job_finished%'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(common::store::StoreError::from)
+            })
+            .await
+            .unwrap();
+        assert_eq!(finished, 0, "a panic is not a finding");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

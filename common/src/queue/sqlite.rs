@@ -96,6 +96,43 @@ impl SqliteQueue {
             .await
     }
 
+    /// Poison messages of a topic.
+    pub async fn dead_letters(&self, topic: Topic) -> Result<u32, QueueError> {
+        self.store
+            .read(move |c| {
+                Ok(
+                    c.query_row("SELECT count(*) FROM queue_dead_letters WHERE topic = ?1", [topic.as_str()], |r| {
+                        r.get(0)
+                    })?,
+                )
+            })
+            .await
+    }
+
+    /// Puts up to `max` poison messages of a topic back on it, attempts from zero.
+    pub async fn replay_dead_letters(&self, topic: Topic, max: usize) -> Result<usize, QueueError> {
+        let now = now_ms();
+        let moved = self
+            .store
+            .write(move |tx| {
+                let ids: Vec<i64> = tx
+                    .prepare("SELECT id FROM queue_dead_letters WHERE topic = ?1 ORDER BY id LIMIT ?2")?
+                    .query_map(params![topic.as_str(), max as i64], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                for id in &ids {
+                    tx.execute(
+                        "INSERT INTO queue_messages (topic, payload, available_at) SELECT topic, payload, ?2 FROM queue_dead_letters WHERE id = ?1",
+                        params![id, now],
+                    )?;
+                    tx.execute("DELETE FROM queue_dead_letters WHERE id = ?1", [id])?;
+                }
+                Ok::<_, QueueError>(ids.len())
+            })
+            .await?;
+        self.wake.notify_waiters();
+        Ok(moved)
+    }
+
     /// Messages ready or leased, per topic (for status pages).
     pub async fn depth(&self) -> Result<Vec<(String, i64)>, QueueError> {
         self.store
@@ -216,15 +253,10 @@ mod tests {
         q.nack(&d, Duration::ZERO).await.unwrap();
         let nothing = tokio::time::timeout(Duration::from_millis(400), q.receive(&[Topic::Events])).await;
         assert!(nothing.is_err(), "a message tried max_attempts times is not handed out again");
-        let dead: i64 = q
-            .store
-            .read(|c| {
-                c.query_row("SELECT count(*) FROM queue_dead_letters", [], |r| r.get(0))
-                    .map_err(StoreError::from)
-            })
-            .await
-            .unwrap();
-        assert_eq!(dead, 1);
+        assert_eq!(q.dead_letters(Topic::Events).await.unwrap(), 1);
+        assert_eq!(q.replay_dead_letters(Topic::Events, 10).await.unwrap(), 1);
+        let back = q.receive(&[Topic::Events]).await.unwrap();
+        assert_eq!((back.payload.as_slice(), back.attempts), (b"later".as_slice(), 1));
         let _ = std::fs::remove_dir_all(dir);
     }
 }
