@@ -45,6 +45,21 @@ pub const CATALOGUE: &[AnomalyKind] = &[
          selfie or forensic checks, so no conclusion is drawn about the document.",
     ),
     kind(
+        "mrz_composite_mismatch",
+        Severity::Reject,
+        "The composite check digit of the machine-readable zone does not match the fields it covers.",
+    ),
+    kind(
+        "mrz_unreadable_field",
+        Severity::Warning,
+        "A field of the machine-readable zone could not be read, so it could not be verified.",
+    ),
+    kind(
+        "mrz_unknown_country",
+        Severity::Warning,
+        "The issuing state of the machine-readable zone is neither an ISO 3166 nor an ICAO code.",
+    ),
+    kind(
         "twoddoc_signature_invalid",
         Severity::Reject,
         "The 2D-Doc seal's signature does not verify: the seal was forged or altered.",

@@ -3,7 +3,9 @@
 
 pub mod catalogue;
 pub mod engine;
+pub mod mrz;
 pub mod provisional;
+pub mod twoddoc;
 
 pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
