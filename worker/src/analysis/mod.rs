@@ -2,6 +2,7 @@
 //! runs, plus the catalogue of anomaly codes every engine reports with.
 
 pub mod catalogue;
+pub mod datamatrix;
 pub mod engine;
 pub mod mrz;
 pub mod provisional;
