@@ -10,23 +10,28 @@ use support::Service;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-#[tokio::test]
-async fn test_event_is_retried_with_the_same_id_until_delivered() {
-    let svc = Service::start(&[]).await;
-    let co = svc.company();
-    let hook = Receiver::start(&co.secret, &[500, 503]).await;
-    let wf = svc.admin(&[
+/// An identity workflow of the company whose events go to `url`.
+fn workflow_with_hook(svc: &Service, company: &str, url: &str) -> serde_json::Value {
+    svc.admin(&[
         "workflow",
         "create",
         "--company",
-        &co.id,
+        company,
         "--name",
         "Onboarding",
         "--category",
         "identite",
         "--webhook-url",
-        &hook.url,
-    ]);
+        url,
+    ])
+}
+
+#[tokio::test]
+async fn test_event_is_retried_with_the_same_id_until_delivered() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[500, 503]).await;
+    let wf = workflow_with_hook(&svc, &co.id, &hook.url);
     let wf_id = wf["id"].as_str().unwrap();
     let sent = svc.admin(&["workflow", "test-webhook", wf_id]);
     let got = hook.wait_for(3, WAIT).await;
@@ -54,18 +59,7 @@ async fn failed_events_are_dead_lettered_and_replayed_from_the_cli() {
     let svc = Service::start(&[("SCEAU_RETRY_SCHEDULE", "100ms,100ms")]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[500, 500, 500]).await;
-    let wf = svc.admin(&[
-        "workflow",
-        "create",
-        "--company",
-        &co.id,
-        "--name",
-        "W",
-        "--category",
-        "identite",
-        "--webhook-url",
-        &hook.url,
-    ]);
+    let wf = workflow_with_hook(&svc, &co.id, &hook.url);
     let sent = svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
     let event_id = sent["eventId"].as_str().unwrap().to_owned();
     hook.wait_for(3, WAIT).await;
@@ -102,18 +96,7 @@ async fn during_a_rotation_both_secrets_sign() {
     let old = Receiver::start(&co.secret, &[]).await;
     let new = Receiver::start(&new_secret, &[]).await;
     for hook in [&old, &new] {
-        let wf = svc.admin(&[
-            "workflow",
-            "create",
-            "--company",
-            &co.id,
-            "--name",
-            "W",
-            "--category",
-            "identite",
-            "--webhook-url",
-            &hook.url,
-        ]);
+        let wf = workflow_with_hook(&svc, &co.id, &hook.url);
         svc.admin(&["workflow", "test-webhook", wf["id"].as_str().unwrap()]);
         let got = hook.wait_for(1, WAIT).await;
         assert!(got[0].signature_valid);
@@ -125,18 +108,7 @@ async fn settling_a_review_emits_one_signed_reviewed_event_and_keeps_the_verdict
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[]).await;
-    let wf = svc.admin(&[
-        "workflow",
-        "create",
-        "--company",
-        &co.id,
-        "--name",
-        "KYC",
-        "--category",
-        "identite",
-        "--webhook-url",
-        &hook.url,
-    ]);
+    let wf = workflow_with_hook(&svc, &co.id, &hook.url);
     let wf_id = wf["id"].as_str().unwrap();
     // Journeys (which produce reviewable results) come with the journey issue: record one result
     // awaiting review directly, as the recorder would.

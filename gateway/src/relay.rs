@@ -38,12 +38,35 @@ pub enum RelayError {
 pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, RelayError> {
     let rows = store.read(|c| outbox::next(c, BATCH)).await?;
     let count = rows.len();
+    let mut handled = Vec::with_capacity(count);
+    let mut failure = None;
     for row in rows {
-        match Topic::parse(&row.topic) {
-            Some(topic) => queue.publish(topic, row.payload.into_bytes(), Duration::ZERO).await?,
-            None => tracing::error!(id = row.id, "outbox row for an unknown topic dropped"),
+        let published = match Topic::parse(&row.topic) {
+            Some(topic) => queue.publish(topic, row.payload.into_bytes(), Duration::ZERO).await,
+            None => {
+                tracing::error!(id = row.id, "outbox row for an unknown topic dropped");
+                Ok(())
+            }
+        };
+        if let Err(e) = published {
+            failure = Some(e);
+            break;
         }
-        store.write(move |tx| outbox::remove(tx, row.id)).await?;
+        handled.push(row.id);
     }
-    Ok(count)
+    // One transaction removes what the queue has: one fsync per round, not one per row.
+    if !handled.is_empty() {
+        store
+            .write(move |tx| {
+                for id in handled {
+                    outbox::remove(tx, id)?;
+                }
+                Ok::<_, RepoError>(())
+            })
+            .await?;
+    }
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok(count),
+    }
 }

@@ -228,26 +228,26 @@ impl Service {
         }
     }
 
-    /// kill -9 of the first process of `role`.
-    pub fn kill_one(&mut self, role: &str) {
+    /// Takes the first running process of `role` out of the service.
+    fn take_one(&mut self, role: &str) -> Child {
         let i = self
             .processes
             .iter()
             .position(|(r, _)| r == role)
             .unwrap_or_else(|| panic!("no {role} running"));
-        let (_, mut child) = self.processes.remove(i);
+        self.processes.remove(i).1
+    }
+
+    /// kill -9 of the first process of `role`.
+    pub fn kill_one(&mut self, role: &str) {
+        let mut child = self.take_one(role);
         let _ = child.kill();
         let _ = child.wait();
     }
 
     /// SIGTERM to the first process of `role`; its exit status.
     pub fn stop_one(&mut self, role: &str) -> std::process::ExitStatus {
-        let i = self
-            .processes
-            .iter()
-            .position(|(r, _)| r == role)
-            .unwrap_or_else(|| panic!("no {role} running"));
-        let (_, mut child) = self.processes.remove(i);
+        let mut child = self.take_one(role);
         let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
         child.wait().expect("wait")
     }
@@ -269,20 +269,7 @@ impl Service {
 
     /// Runs `sceau ops <args> --json` and returns its JSON.
     pub fn ops(&self, args: &[&str]) -> Value {
-        let out = Command::new(BIN)
-            .arg("ops")
-            .args(args)
-            .arg("--json")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .expect("run sceau ops");
-        assert!(
-            out.status.success(),
-            "sceau ops {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("ops {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        self.cli_json("ops", args)
     }
 
     /// SIGTERM to every process; their exit statuses.
@@ -300,14 +287,29 @@ impl Service {
 
     /// Runs `sceau admin <args> --json` and returns its JSON, panicking on failure.
     pub fn admin(&self, args: &[&str]) -> Value {
-        let out = self.admin_raw(args, true);
+        self.cli_json("admin", args)
+    }
+
+    /// Runs `sceau <group> <args> --json` with the service's settings and parses its JSON.
+    fn cli_json(&self, group: &str, args: &[&str]) -> Value {
+        let out = Command::new(BIN)
+            .arg(group)
+            .args(args)
+            .arg("--json")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("run sceau");
         assert!(
             out.status.success(),
-            "sceau admin {args:?} failed: {}",
+            "sceau {group} {args:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("admin {args:?} printed no JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "sceau {group} {args:?} printed no JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
     }
 
     pub fn admin_raw(&self, args: &[&str], json: bool) -> std::process::Output {
