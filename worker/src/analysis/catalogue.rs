@@ -100,6 +100,81 @@ pub const CATALOGUE: &[AnomalyKind] = &[
         Severity::Info,
         "The selfie was not compared with the photo on the identity document.",
     ),
+    kind(
+        "twoddoc_certificate_unknown",
+        Severity::Warning,
+        "The 2D-Doc seal names a certificate its authority is not known to have issued, so its signature could not be checked.",
+    ),
+    kind(
+        "twoddoc_authority_untrusted",
+        Severity::Warning,
+        "The 2D-Doc seal was signed by an authority that is not on the ANTS trust list.",
+    ),
+    kind(
+        "twoddoc_certificate_expired",
+        Severity::Warning,
+        "The 2D-Doc seal's signature date lies outside the validity period of its certificate.",
+    ),
+    kind(
+        "twoddoc_malformed",
+        Severity::Warning,
+        "A 2D-Doc seal was decoded but does not follow the ANTS specification, so it could not be verified.",
+    ),
+    kind(
+        "twoddoc_unreadable",
+        Severity::Warning,
+        "A 2D-Doc seal seems present but could not be decoded (image quality or a code drawn as vectors).",
+    ),
+    kind(
+        "twoddoc_test_certificate",
+        Severity::Info,
+        "The 2D-Doc seal is signed with a test certificate, accepted only because the operator trusts the test authority.",
+    ),
+    kind(
+        "visible_text_unavailable",
+        Severity::Info,
+        "The document's visible text could not be read, so the seal's data could not be compared with it.",
+    ),
+    kind(
+        "mrz_not_found",
+        Severity::Info,
+        "No machine-readable zone was found on the identity document, so nothing could be verified; the result goes to human review.",
+    ),
+    kind(
+        "holder_minor",
+        Severity::Info,
+        "The holder is under 18 according to the machine-readable zone.",
+    ),
+    kind(
+        "issuer_not_confirmed",
+        Severity::Info,
+        "The document has no verified seal and its issuer could not be confirmed in a company register, so nothing could be verified; the result goes to human review.",
+    ),
+    kind(
+        "issuer_identifier_invalid",
+        Severity::Warning,
+        "A SIREN or SIRET number printed on the document fails its check digit.",
+    ),
+    kind(
+        "blurry_image",
+        Severity::Warning,
+        "The image is too blurred for every check to be reliable.",
+    ),
+    kind(
+        "overexposed_image",
+        Severity::Warning,
+        "Large parts of the image are burnt out (over-exposed or glare), hiding what they carried.",
+    ),
+    kind(
+        "external_fraud_signal",
+        Severity::Warning,
+        "The external analysis service reported a sign of fraud on this document.",
+    ),
+    kind(
+        "external_engine_unavailable",
+        Severity::Info,
+        "The external analysis service did not answer, so its checks (selfie match, fraud signals) were not performed.",
+    ),
 ];
 
 /// The catalogue entry for `code`, if it exists.
