@@ -40,6 +40,34 @@ pub struct Config {
     pub redis_prefix: String,
     pub trust_dir: Option<PathBuf>,
     pub accept_test_ca: bool,
+    /// The Tesseract program that reads the visible text of photographed documents.
+    pub tesseract: PathBuf,
+    /// Issuers added to the shipped offline register (same TSV format).
+    pub issuer_register_file: Option<PathBuf>,
+    /// An online company register consulted when the offline one does not know an issuer.
+    pub issuer_register_url: Option<String>,
+    /// An external analysis service (face matching, fraud signals); `None` runs the built-in engine alone.
+    pub external_engine_url: Option<String>,
+    pub external_engine_token: Option<SecretString>,
+    pub external_engine_timeout: Duration,
+    /// Longest an engine may spend on one document before the attempt counts as an engine failure.
+    pub analysis_timeout: Duration,
+}
+
+/// A credential read from the configuration: usable, never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+impl SecretString {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretString(…)")
+    }
 }
 
 /// The keys `sceau.toml` may set (same names as the variables, lower case, without `SCEAU_`).
@@ -62,6 +90,13 @@ struct FileConfig {
     redis_prefix: Option<String>,
     trust_dir: Option<PathBuf>,
     accept_test_ca: Option<bool>,
+    tesseract: Option<PathBuf>,
+    issuer_register_file: Option<PathBuf>,
+    issuer_register_url: Option<String>,
+    external_engine_url: Option<String>,
+    external_engine_token: Option<String>,
+    external_engine_timeout_ms: Option<u64>,
+    analysis_timeout_seconds: Option<u64>,
 }
 
 pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
@@ -85,6 +120,13 @@ impl Default for Config {
             redis_prefix: "sceau:".into(),
             trust_dir: None,
             accept_test_ca: false,
+            tesseract: PathBuf::from("tesseract"),
+            issuer_register_file: None,
+            issuer_register_url: None,
+            external_engine_url: None,
+            external_engine_token: None,
+            external_engine_timeout: Duration::from_secs(10),
+            analysis_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -138,6 +180,11 @@ impl Config {
         set("SCEAU_SWEEP_INTERVAL_MS", f.sweep_interval_ms.map(|w| w.to_string()))?;
         set("SCEAU_BATCH_WINDOW_SECONDS", f.batch_window_seconds.map(|w| w.to_string()))?;
         set("SCEAU_ACCEPT_TEST_CA", f.accept_test_ca.map(|w| w.to_string()))?;
+        set("SCEAU_ISSUER_REGISTER_URL", f.issuer_register_url)?;
+        set("SCEAU_EXTERNAL_ENGINE_URL", f.external_engine_url)?;
+        set("SCEAU_EXTERNAL_ENGINE_TOKEN", f.external_engine_token)?;
+        set("SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS", f.external_engine_timeout_ms.map(|w| w.to_string()))?;
+        set("SCEAU_ANALYSIS_TIMEOUT_SECONDS", f.analysis_timeout_seconds.map(|w| w.to_string()))?;
         if let Some(v) = f.data_dir {
             self.data_dir = v;
         }
@@ -150,6 +197,10 @@ impl Config {
             self.redis_prefix = p;
         }
         self.trust_dir = f.trust_dir.or(self.trust_dir.take());
+        if let Some(program) = f.tesseract {
+            self.tesseract = program;
+        }
+        self.issuer_register_file = f.issuer_register_file.or(self.issuer_register_file.take());
         Ok(())
     }
 
@@ -172,6 +223,13 @@ impl Config {
             "SCEAU_REDIS_PREFIX",
             "SCEAU_TRUST_DIR",
             "SCEAU_ACCEPT_TEST_CA",
+            "SCEAU_TESSERACT",
+            "SCEAU_ISSUER_REGISTER_FILE",
+            "SCEAU_ISSUER_REGISTER_URL",
+            "SCEAU_EXTERNAL_ENGINE_URL",
+            "SCEAU_EXTERNAL_ENGINE_TOKEN",
+            "SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS",
+            "SCEAU_ANALYSIS_TIMEOUT_SECONDS",
         ] {
             if let Some(v) = get(key) {
                 self.set(key, &v)?;
@@ -205,6 +263,13 @@ impl Config {
             "SCEAU_REDIS_PREFIX" => self.redis_prefix = v.trim().to_owned(),
             "SCEAU_TRUST_DIR" => self.trust_dir = non_empty(v).map(PathBuf::from),
             "SCEAU_ACCEPT_TEST_CA" => self.accept_test_ca = parse_bool(key, v)?,
+            "SCEAU_TESSERACT" => self.tesseract = non_empty(v).map_or_else(|| PathBuf::from("tesseract"), PathBuf::from),
+            "SCEAU_ISSUER_REGISTER_FILE" => self.issuer_register_file = non_empty(v).map(PathBuf::from),
+            "SCEAU_ISSUER_REGISTER_URL" => self.issuer_register_url = non_empty(v).map(|u| u.trim_end_matches('/').to_owned()),
+            "SCEAU_EXTERNAL_ENGINE_URL" => self.external_engine_url = non_empty(v),
+            "SCEAU_EXTERNAL_ENGINE_TOKEN" => self.external_engine_token = non_empty(v).map(SecretString),
+            "SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS" => self.external_engine_timeout = Duration::from_millis(parse::<u64>(key, v)?.max(1)),
+            "SCEAU_ANALYSIS_TIMEOUT_SECONDS" => self.analysis_timeout = Duration::from_secs(parse::<u64>(key, v)?.max(1)),
             _ => return Err(ConfigError(format!("unknown setting {key}"))),
         }
         Ok(())
@@ -253,5 +318,25 @@ mod tests {
         assert_eq!(c.workers, 2);
         assert_eq!(c.listen.port(), 9000);
         assert!(toml::from_str::<FileConfig>("nope = 1").is_err());
+    }
+
+    #[test]
+    fn analysis_settings_are_read_and_the_token_is_never_printed() {
+        let vars: HashMap<&str, &str> = [
+            ("SCEAU_EXTERNAL_ENGINE_URL", "https://faces.example/v1/analyse"),
+            ("SCEAU_EXTERNAL_ENGINE_TOKEN", "tok_very_secret"),
+            ("SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS", "2500"),
+            ("SCEAU_ISSUER_REGISTER_URL", "https://recherche-entreprises.api.gouv.fr/"),
+            ("SCEAU_ANALYSIS_TIMEOUT_SECONDS", "30"),
+        ]
+        .into();
+        let mut c = Config::default();
+        c.apply_env(|k| vars.get(k).map(|v| v.to_string())).unwrap();
+        assert_eq!(c.external_engine_token.as_ref().map(SecretString::expose), Some("tok_very_secret"));
+        assert_eq!(c.external_engine_timeout, Duration::from_millis(2500));
+        assert_eq!(c.issuer_register_url.as_deref(), Some("https://recherche-entreprises.api.gouv.fr"));
+        assert_eq!(c.analysis_timeout, Duration::from_secs(30));
+        assert!(!format!("{c:?}").contains("tok_very_secret"));
+        assert!(Config::default().set("SCEAU_ANALYSIS_TIMEOUT_SECONDS", "soon").is_err());
     }
 }

@@ -28,7 +28,7 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
         println!("sceau listening on http://{bound}");
     }
     if matches!(role, Role::Worker | Role::All) {
-        super::worker::start(&config, &backends, config.workers, &mut tasks, &shutdown);
+        super::worker::start(&config, &backends, config.workers, &mut tasks, &shutdown)?;
     }
     if matches!(role, Role::Notifier | Role::All) {
         super::notifier::start(&config, &backends, &mut tasks, &shutdown)?;

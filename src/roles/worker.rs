@@ -5,12 +5,21 @@ use crate::backends::Backends;
 use common::config::Config;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use worker::analysis::{BuiltinEngine, EngineOptions};
 
-pub fn start(config: &Config, backends: &Backends, concurrency: usize, tasks: &mut JoinSet<()>, shutdown: &CancellationToken) {
+/// Builds the analysis engine (trust list, register, OCR probe), then starts the pool and the reaper.
+pub fn start(
+    config: &Config,
+    backends: &Backends,
+    concurrency: usize,
+    tasks: &mut JoinSet<()>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    let engine = BuiltinEngine::build(EngineOptions::from_config(config))?;
     let pool = worker::jobs::Worker {
         queue: backends.queue.clone(),
         blobs: backends.blobs.clone(),
-        engine: std::sync::Arc::new(worker::analysis::ProvisionalEngine),
+        engine: std::sync::Arc::new(engine),
         flags: backends.flags.clone(),
         in_flight: Default::default(),
         paused: Default::default(),
@@ -35,4 +44,5 @@ pub fn start(config: &Config, backends: &Backends, concurrency: usize, tasks: &m
         config.sweep_interval,
         shutdown.clone(),
     ));
+    Ok(())
 }

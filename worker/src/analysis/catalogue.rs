@@ -41,8 +41,8 @@ pub const CATALOGUE: &[AnomalyKind] = &[
     kind(
         "automated_checks_unavailable",
         Severity::Info,
-        "The file was read, but this engine version does not perform the 2D-Doc seal, MRZ, \
-         selfie or forensic checks, so no conclusion is drawn about the document.",
+        "The file was read, but the engine version that analysed it performed no authenticity check \
+         (reported by the provisional engine of the first releases; kept so stored results stay documented).",
     ),
     kind(
         "mrz_composite_mismatch",
@@ -132,8 +132,8 @@ pub const CATALOGUE: &[AnomalyKind] = &[
     ),
     kind(
         "visible_text_unavailable",
-        Severity::Info,
-        "The document's visible text could not be read, so the seal's data could not be compared with it.",
+        Severity::Warning,
+        "The document's visible text could not be read, so the seal's data could not be compared with what is printed.",
     ),
     kind(
         "mrz_not_found",

@@ -1,16 +1,18 @@
 //! The analysis engine behind a trait, so the job loop does not depend on which engine version
 //! runs, plus the catalogue of anomaly codes every engine reports with.
 
+// LEAD-WIP pub mod builtin;
 pub mod catalogue;
 pub mod datamatrix;
 pub mod engine;
+pub mod external;
 pub mod mrz;
-pub mod provisional;
+pub mod text;
 pub mod twoddoc;
 
 pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
-pub use provisional::ProvisionalEngine;
+// LEAD-WIP pub use builtin::{BuiltinEngine, EngineOptions};
 
 use common::analysis::AnalysisReport;
 use common::domain::{ItemError, Verdict};

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod c40;
+pub mod data_matches;
 pub mod doctypes;
 mod embedded;
 pub mod error;
@@ -21,6 +22,8 @@ pub mod trust;
 
 #[cfg(test)]
 mod refcodes;
+#[cfg(test)]
+pub(crate) mod test_signing;
 #[cfg(test)]
 mod tests;
 

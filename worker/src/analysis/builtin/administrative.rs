@@ -1,0 +1,99 @@
+//! Administrative documents (bills, tax notices, payslips…): a trusted 2D-Doc seal whose data match
+//! the visible page makes them `conforme`; without one, an issuer confirmed in a company register
+//! and nothing suspicious makes them `sans_anomalie`.
+
+use common::domain::Anomaly;
+
+use super::doc_kind;
+use super::file::OpenedFile;
+use super::findings::{Evidence, Findings};
+use super::seal::{self, SealOutcome};
+use super::page;
+use crate::analysis::forensics;
+use crate::analysis::issuer::IssuerRegister;
+use crate::analysis::text::ocr::Ocr;
+use crate::analysis::twoddoc::{data_matches, TrustStore, TwoDDocFinding};
+
+/// What is read from the page on a blocking thread, before the register (which may go online) is asked.
+pub struct PageReading {
+    seal: SealOutcome,
+    /// The page's text; `None` when it could not be read (no text layer and no OCR).
+    text: Option<String>,
+    forensics: Vec<Anomaly>,
+}
+
+/// Reads the page: its seal, its visible text and its forensic findings.
+pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageReading {
+    PageReading {
+        seal: seal::find(file, trust),
+        text: page::visible_text(file, ocr),
+        forensics: page::forensic_findings(file),
+    }
+}
+
+/// Concludes on the page: seal and data first, the issuer register when no seal verified.
+pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findings {
+    let mut findings = Findings::new();
+    findings.add(reading.forensics);
+    match reading.seal {
+        SealOutcome::Read(finding) => weigh_seal(&mut findings, &finding, reading.text.as_deref()),
+        SealOutcome::NotRead(two_d_doc) => {
+            findings.add(seal::not_read_anomaly(&two_d_doc));
+            findings.two_d_doc = Some(two_d_doc);
+        }
+        SealOutcome::Absent => {}
+    }
+    // A seal that is there but does not hold raised its own anomaly; a register cannot outweigh it.
+    if findings.two_d_doc.is_none() {
+        weigh_issuer(&mut findings, reading.text.as_deref(), register).await;
+    }
+    if findings.document_type == "inconnu" {
+        if let Some(text) = &reading.text {
+            findings.document_type = doc_kind::from_text(text).to_owned();
+        }
+    }
+    findings
+}
+
+/// The seal's signature, then whether its data are those printed on the page.
+fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&str>) {
+    findings.add(seal::signature_anomalies(finding));
+    let data_matches = match text {
+        Some(text) => {
+            let comparison = data_matches::compare(finding, text);
+            if !comparison.mismatched.is_empty() {
+                findings.add_code("twoddoc_data_mismatch");
+            }
+            comparison.mismatched.is_empty()
+        }
+        None => {
+            findings.add_code("visible_text_unavailable");
+            false
+        }
+    };
+    if finding.signature_verified() && data_matches {
+        findings.evidence = Evidence::VerifiedSeal;
+    }
+    findings.two_d_doc = Some(finding.to_domain(data_matches));
+    findings.document_type = finding.document_type.clone();
+    findings.document_country = seal::country(&finding.header);
+}
+
+/// Without a seal, only a confirmed issuer can vouch for the document.
+async fn weigh_issuer(findings: &mut Findings, text: Option<&str>, register: &IssuerRegister) {
+    let Some(text) = text else {
+        findings.add_code("issuer_not_confirmed");
+        return;
+    };
+    let check = register.confirm(text).await;
+    if !check.invalid.is_empty() {
+        findings.add_code("issuer_identifier_invalid");
+    }
+    match check.confirmed {
+        Some(_) => {
+            findings.evidence = Evidence::ConfirmedIssuer;
+            findings.document_country.get_or_insert_with(|| "FRA".to_owned());
+        }
+        _ => findings.add_code("issuer_not_confirmed"),
+    }
+}

@@ -1,0 +1,64 @@
+//! Opening one submitted file for analysis: its kind from its bytes (never from a client's claim),
+//! whether the category accepts it, its page count, and its pixels decoded within the limits.
+
+use common::document::{decode_image_checked, page_count, sniff, DocumentError, FileKind};
+use common::domain::DocumentCategory;
+use image::DynamicImage;
+
+use crate::analysis::engine::EngineError;
+
+/// A file the engine can look at.
+pub struct OpenedFile<'a> {
+    pub kind: FileKind,
+    pub bytes: &'a [u8],
+    pub pages: u32,
+    /// The decoded pixels of an image file; `None` for a PDF.
+    pub image: Option<DynamicImage>,
+}
+
+/// Checks the file's kind against the category and its page count, then decodes an image for real.
+pub fn open(category: DocumentCategory, bytes: &[u8]) -> Result<OpenedFile<'_>, EngineError> {
+    let kind = recognised_kind(bytes)?;
+    if !kind.allowed_for(category) {
+        return Err(EngineError::Unsupported(format!(
+            "{} files are not accepted for {} documents",
+            kind.as_str().to_uppercase(),
+            category_label(category)
+        )));
+    }
+    let pages = page_count(kind, bytes).map_err(engine_error)?;
+    if pages > 1 {
+        return Err(EngineError::Unsupported(format!(
+            "the file has {pages} pages, and only single-page documents are analysed"
+        )));
+    }
+    let image = if kind.is_image() {
+        Some(decode_image_checked(kind, bytes).map_err(engine_error)?)
+    } else {
+        None
+    };
+    Ok(OpenedFile { kind, bytes, pages, image })
+}
+
+fn recognised_kind(bytes: &[u8]) -> Result<FileKind, EngineError> {
+    if bytes.is_empty() {
+        return Err(EngineError::Unreadable("the document is empty".to_owned()));
+    }
+    sniff(bytes).ok_or_else(|| EngineError::Unsupported("the file is not a JPEG, PNG, WebP, PDF or TIFF document".to_owned()))
+}
+
+fn category_label(category: DocumentCategory) -> &'static str {
+    match category {
+        DocumentCategory::Identite => "identity",
+        DocumentCategory::Administratif => "administrative",
+    }
+}
+
+/// Bytes that do not decode are the document's fault; files beyond the limits are unsupported.
+fn engine_error(error: DocumentError) -> EngineError {
+    let message = error.to_string();
+    match error {
+        DocumentError::InvalidBase64 | DocumentError::Empty | DocumentError::Unreadable(_) => EngineError::Unreadable(message),
+        DocumentError::TooLarge(_) | DocumentError::Unsupported(_) => EngineError::Unsupported(message),
+    }
+}

@@ -1,0 +1,107 @@
+//! What the checks of one document add up to before the verdict: the anomalies, what positively
+//! established the document, and the descriptive fields of the consultation.
+
+use common::domain::{Anomaly, TwoDDoc};
+
+use crate::analysis::catalogue;
+
+/// What positively establishes a document; the verdict needs one to be favourable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// Nothing could be verified: no seal, no MRZ, no confirmed issuer.
+    Nothing,
+    /// A trusted 2D-Doc seal verified and its data match the visible document.
+    VerifiedSeal,
+    /// An identity document's MRZ was read with every check digit right (and its seal, if any, verified).
+    VerifiedMrz,
+    /// No verified seal, but the issuer was confirmed in a company register.
+    ConfirmedIssuer,
+}
+
+/// The findings of every check on one document.
+#[derive(Debug, Clone)]
+pub struct Findings {
+    pub anomalies: Vec<Anomaly>,
+    pub evidence: Evidence,
+    pub two_d_doc: Option<TwoDDoc>,
+    pub document_type: String,
+    pub document_country: Option<String>,
+    pub holder_age: Option<u32>,
+}
+
+impl Findings {
+    pub fn new() -> Self {
+        Self {
+            anomalies: Vec::new(),
+            evidence: Evidence::Nothing,
+            two_d_doc: None,
+            document_type: "inconnu".to_owned(),
+            document_country: None,
+            holder_age: None,
+        }
+    }
+
+    /// Adds anomalies, once per code: the same finding on the front and the back counts once.
+    pub fn add(&mut self, anomalies: impl IntoIterator<Item = Anomaly>) {
+        for found in anomalies {
+            if !self.anomalies.iter().any(|a| a.code == found.code) {
+                self.anomalies.push(found);
+            }
+        }
+    }
+
+    /// Adds the catalogue anomaly `code`.
+    pub fn add_code(&mut self, code: &str) {
+        self.add(anomaly(code));
+    }
+}
+
+/// The catalogue anomaly `code`. An unknown code is a programming error caught by the catalogue's
+/// tests of every code the engine uses; at run time it is logged and skipped rather than panicking.
+pub fn anomaly(code: &str) -> Option<Anomaly> {
+    let found = catalogue::anomaly(code);
+    if found.is_none() {
+        tracing::error!(code, "the engine used an anomaly code the catalogue does not hold");
+    }
+    found
+}
+
+/// Every code the built-in engine raises by name, for the test that they are all catalogued.
+pub const CODES_USED: &[&str] = &[
+    "twoddoc_signature_invalid",
+    "twoddoc_certificate_unknown",
+    "twoddoc_authority_untrusted",
+    "twoddoc_certificate_expired",
+    "twoddoc_malformed",
+    "twoddoc_unreadable",
+    "twoddoc_test_certificate",
+    "twoddoc_data_mismatch",
+    "visible_text_unavailable",
+    "mrz_not_found",
+    "holder_minor",
+    "issuer_not_confirmed",
+    "issuer_identifier_invalid",
+    "selfie_not_checked",
+    "selfie_mismatch",
+    "external_engine_unavailable",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_the_engine_raises_is_catalogued() {
+        for code in CODES_USED {
+            assert!(catalogue::anomaly(code).is_some(), "{code} is missing from the catalogue");
+        }
+    }
+
+    #[test]
+    fn an_anomaly_is_counted_once() {
+        let mut findings = Findings::new();
+        findings.add_code("holder_minor");
+        findings.add_code("holder_minor");
+        assert_eq!(findings.anomalies.len(), 1);
+    }
+}

@@ -1,0 +1,105 @@
+//! Identity documents (cards, passports, residence permits): the machine-readable zone read from the
+//! front or the back, its check digits, expiry and holder's age; a 2D-Doc seal if the document has
+//! one; forensics on both sides. The selfie is the engine's caller's concern (see `selfie`).
+
+use chrono::NaiveDate;
+use common::domain::Anomaly;
+
+use super::file::OpenedFile;
+use super::findings::{Evidence, Findings};
+use super::page;
+use super::seal::{self, SealOutcome};
+use crate::analysis::mrz::{self, read::read_zone, Mrz};
+use crate::analysis::text::ocr::Ocr;
+use crate::analysis::twoddoc::{data_matches, TrustStore};
+
+/// Age of majority: below it the holder is reported as a minor (an info; `minAge` rules decide).
+const MAJORITY: u32 = 18;
+
+/// What is read from the sides of the document.
+pub struct SidesReading {
+    mrz: Option<Mrz>,
+    seal: SealOutcome,
+    /// The visible text of the side that carries a seal, to compare the seal with.
+    seal_side_text: Option<String>,
+    forensics: Vec<Anomaly>,
+}
+
+/// Reads the front, then the back: the first side with a readable zone gives the MRZ.
+pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today: NaiveDate) -> SidesReading {
+    let mut reading = SidesReading {
+        mrz: None,
+        seal: SealOutcome::Absent,
+        seal_side_text: None,
+        forensics: Vec::new(),
+    };
+    for side in sides {
+        reading.forensics.extend(page::forensic_findings(side));
+        if reading.mrz.is_none() {
+            reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, today));
+        }
+        if matches!(reading.seal, SealOutcome::Absent) {
+            reading.seal = seal::find(side, trust);
+            if matches!(reading.seal, SealOutcome::Read(_)) {
+                reading.seal_side_text = page::visible_text(side, ocr);
+            }
+        }
+    }
+    reading
+}
+
+/// The zone of one side, parsed; `None` when no zone is found or its text has no MRZ layout.
+fn zone_of(image: &image::DynamicImage, today: NaiveDate) -> Option<Mrz> {
+    let zone = read_zone(image).ok()?;
+    let lines: Vec<&str> = zone.lines.iter().map(String::as_str).collect();
+    mrz::parse_at(&lines, today).ok()
+}
+
+/// Concludes on the document from its zone and its seal.
+pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
+    let mut findings = Findings::new();
+    findings.add(reading.forensics);
+    match &reading.mrz {
+        Some(zone) => weigh_zone(&mut findings, zone, today),
+        None => findings.add_code("mrz_not_found"),
+    }
+    match reading.seal {
+        SealOutcome::Read(finding) => {
+            findings.add(seal::signature_anomalies(&finding));
+            let data_matches = reading
+                .seal_side_text
+                .as_deref()
+                .is_some_and(|text| data_matches::compare(&finding, text).mismatched.is_empty());
+            match reading.seal_side_text {
+                Some(_) if !data_matches => findings.add_code("twoddoc_data_mismatch"),
+                Some(_) => {}
+                None => findings.add_code("visible_text_unavailable"),
+            }
+            if !finding.signature_verified() || !data_matches {
+                // The zone alone no longer vouches for a document whose seal does not hold.
+                findings.evidence = Evidence::Nothing;
+            }
+            findings.two_d_doc = Some(finding.to_domain(data_matches));
+        }
+        SealOutcome::NotRead(two_d_doc) => {
+            findings.add(seal::not_read_anomaly(&two_d_doc));
+            findings.two_d_doc = Some(two_d_doc);
+        }
+        SealOutcome::Absent => {}
+    }
+    findings
+}
+
+fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
+    let zone_findings = mrz::findings(zone, today);
+    findings.add(zone_findings.anomalies);
+    if zone_findings.holder_age.is_some_and(|age| age < MAJORITY) {
+        findings.add_code("holder_minor");
+    }
+    findings.document_type = zone_findings.document_type.to_owned();
+    findings.document_country = zone_findings.document_country;
+    findings.holder_age = zone_findings.holder_age;
+    if zone.all_checks_ok() && zone.unreadable.is_empty() {
+        findings.evidence = Evidence::VerifiedMrz;
+    }
+}

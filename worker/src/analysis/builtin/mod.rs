@@ -1,0 +1,211 @@
+//! The engine that ships with Sceau. It reads each document for real: the 2D-Doc seal against the
+//! ANTS trust list and the visible text, the MRZ from the pixels, the file's forensics, the issuer
+//! in a company register, and optionally an external service for the selfie. One file per step;
+//! this one only orders them and keeps the pixel work off the async runtime.
+
+mod administrative;
+mod doc_kind;
+mod file;
+mod findings;
+mod identity;
+mod page;
+mod seal;
+mod selfie;
+mod verdict;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::NaiveDate;
+use common::analysis::{AnalysisInput, AnalysisReport};
+use common::config::Config;
+use common::domain::DocumentCategory;
+
+use super::engine::{Engine, EngineError};
+use super::external::{ExternalEngine, ExternalError, ExternalOptions};
+use super::issuer::{IssuerRegister, RegisterError, RegisterOptions};
+use super::text::ocr::{Ocr, OcrOptions};
+use super::twoddoc::{TrustError, TrustOptions, TrustStore};
+use findings::Findings;
+
+/// How to build the engine; [`EngineOptions::from_config`] reads the operator's settings.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    pub trust: TrustOptions,
+    pub register: RegisterOptions,
+    pub ocr: OcrOptions,
+    pub external: Option<ExternalOptions>,
+    /// Longest analysis of one document.
+    pub timeout: Duration,
+    /// The date expiry and age are judged at; `None` is today (UTC). Tests pin it.
+    pub reference_date: Option<NaiveDate>,
+}
+
+impl EngineOptions {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            trust: TrustOptions::from(config),
+            register: RegisterOptions {
+                extra_file: config.issuer_register_file.clone(),
+                online_url: config.issuer_register_url.clone(),
+                online_timeout: Duration::from_secs(5),
+            },
+            ocr: OcrOptions {
+                program: config.tesseract.clone(),
+                ..OcrOptions::default()
+            },
+            external: config.external_engine_url.as_ref().map(|url| ExternalOptions {
+                url: url.clone(),
+                token: config.external_engine_token.as_ref().map(|t| t.expose().to_owned()),
+                timeout: config.external_engine_timeout,
+                attempts: 3,
+            }),
+            timeout: config.analysis_timeout,
+            reference_date: None,
+        }
+    }
+}
+
+/// Why the engine could not be built at start.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    #[error(transparent)]
+    Register(#[from] RegisterError),
+    #[error("the external analysis service is misconfigured: {0}")]
+    External(#[from] ExternalError),
+}
+
+/// The built-in engine; cheap to clone, shared by every job slot.
+#[derive(Clone)]
+pub struct BuiltinEngine {
+    parts: Arc<Parts>,
+}
+
+struct Parts {
+    trust: TrustStore,
+    register: IssuerRegister,
+    ocr: Ocr,
+    external: Option<ExternalEngine>,
+    timeout: Duration,
+    reference_date: Option<NaiveDate>,
+}
+
+/// What the pixel work gives, before the checks that may wait on the network.
+enum Reading {
+    Administrative(administrative::PageReading),
+    Identity(identity::SidesReading),
+}
+
+impl BuiltinEngine {
+    /// Loads the trust list and the register, and probes the OCR program (its absence is logged:
+    /// photographed documents then cannot have their text compared with their seal).
+    pub fn build(options: EngineOptions) -> Result<Self, BuildError> {
+        let trust = TrustStore::build(&options.trust)?;
+        for warning in trust.warnings() {
+            tracing::warn!(warning = warning.as_str(), "trust store");
+        }
+        let register = IssuerRegister::build(&options.register)?;
+        let ocr = Ocr::new(options.ocr);
+        if let Err(error) = ocr.probe() {
+            tracing::warn!(%error, "OCR is unavailable: photographed documents cannot have their text compared with their seal");
+        }
+        let external = options.external.map(ExternalEngine::new).transpose()?;
+        tracing::info!(
+            authorities = trust.authorities().count(),
+            certificates = trust.certificates().count(),
+            issuers = register.len(),
+            external = external.is_some(),
+            "analysis engine ready"
+        );
+        Ok(Self {
+            parts: Arc::new(Parts {
+                trust,
+                register,
+                ocr,
+                external,
+                timeout: options.timeout,
+                reference_date: options.reference_date,
+            }),
+        })
+    }
+
+    fn today(&self) -> NaiveDate {
+        self.parts.reference_date.unwrap_or_else(|| chrono::Utc::now().date_naive())
+    }
+
+    async fn analyse_within_limits(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+        let today = self.today();
+        let (reading, pages, input) = self.read(input, today).await?;
+        let mut findings = match reading {
+            Reading::Administrative(page) => administrative::conclude(page, &self.parts.register).await,
+            Reading::Identity(sides) => identity::conclude(sides, today),
+        };
+        selfie::weigh(&mut findings, &input, self.parts.external.as_ref()).await;
+        Ok(report(findings, pages))
+    }
+
+    /// The pixel work, on a blocking thread. A panic there is resumed here so the job loop treats
+    /// it as the poison it is, rather than as a finding.
+    async fn read(&self, input: AnalysisInput, today: NaiveDate) -> Result<(Reading, u32, AnalysisInput), EngineError> {
+        let parts = self.parts.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let (reading, pages) = read_document(&parts, &input, today)?;
+            Ok::<_, EngineError>((reading, pages, input))
+        })
+        .await;
+        match joined {
+            Ok(result) => result,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => Err(EngineError::Failure("the analysis thread was cancelled".to_owned())),
+        }
+    }
+}
+
+/// Opens every file of the document (all must be readable), then reads them for the category.
+fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Result<(Reading, u32), EngineError> {
+    let front = file::open(input.category, &input.front)?;
+    let pages = front.pages;
+    let reading = match input.category {
+        DocumentCategory::Administratif => Reading::Administrative(administrative::read_page(&front, &parts.trust, &parts.ocr)),
+        DocumentCategory::Identite => {
+            let mut sides = vec![front];
+            if let Some(back) = &input.back {
+                sides.push(file::open(input.category, back)?);
+            }
+            Reading::Identity(identity::read_sides(&sides, &parts.trust, &parts.ocr, today))
+        }
+    };
+    Ok((reading, pages))
+}
+
+fn report(findings: Findings, pages: u32) -> AnalysisReport {
+    AnalysisReport {
+        verdict: verdict::decide(&findings),
+        document_type: findings.document_type,
+        document_country: findings.document_country,
+        anomalies: findings.anomalies,
+        two_d_doc: findings.two_d_doc,
+        holder_age: findings.holder_age,
+        pages,
+    }
+}
+
+#[async_trait]
+impl Engine for BuiltinEngine {
+    async fn analyse(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+        let limit = self.parts.timeout;
+        tokio::time::timeout(limit, self.analyse_within_limits(input))
+            .await
+            .map_err(|_| EngineError::Failure(format!("the analysis took longer than {} s", limit.as_secs())))?
+    }
+
+    fn name(&self) -> &'static str {
+        "builtin"
+    }
+}

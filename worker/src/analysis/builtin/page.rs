@@ -1,0 +1,64 @@
+//! What the engine reads off a page besides its codes: the visible text (a PDF's text layer, or OCR
+//! of the pixels) and the forensic findings on the file. Failures here are logged without content and
+//! leave the text unknown; they never fail the analysis.
+
+use common::domain::Anomaly;
+
+use super::file::OpenedFile;
+use crate::analysis::datamatrix;
+use crate::analysis::forensics;
+use crate::analysis::text::{ocr::Ocr, pdf};
+
+/// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
+const MIN_TEXT_LAYER_LETTERS: usize = 40;
+
+/// The page's visible text, `None` when it cannot be read.
+pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr) -> Option<String> {
+    let text = match &file.image {
+        Some(image) => ocr_text(ocr, image),
+        None => pdf_text(file.bytes, ocr),
+    };
+    text.filter(|t| !t.trim().is_empty())
+}
+
+fn pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<String> {
+    match pdf::page_text(bytes) {
+        Ok(text) if text.chars().filter(|c| c.is_alphabetic()).count() >= MIN_TEXT_LAYER_LETTERS => Some(text),
+        Ok(_) => scanned_pdf_text(bytes, ocr),
+        Err(error) => {
+            tracing::warn!(%error, "the PDF text layer could not be read");
+            scanned_pdf_text(bytes, ocr)
+        }
+    }
+}
+
+/// A scanned PDF: its largest page image is the page.
+fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<String> {
+    let images = datamatrix::pdf::first_page_images(bytes).ok()?;
+    let largest = images.iter().max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))?;
+    ocr_text(ocr, largest)
+}
+
+fn ocr_text(ocr: &Ocr, image: &image::DynamicImage) -> Option<String> {
+    match ocr.image_text(image) {
+        Ok(text) => Some(text),
+        Err(error) => {
+            tracing::warn!(%error, "the page could not be read by OCR");
+            None
+        }
+    }
+}
+
+/// The forensic anomalies of the file.
+pub fn forensic_findings(file: &OpenedFile<'_>) -> Vec<Anomaly> {
+    match &file.image {
+        Some(image) => forensics::inspect_image(file.kind, file.bytes, image),
+        None => match forensics::inspect_pdf(file.bytes) {
+            Ok(inspection) => inspection.anomalies,
+            Err(error) => {
+                tracing::warn!(%error, "the PDF could not be inspected");
+                Vec::new()
+            }
+        },
+    }
+}

@@ -1,0 +1,96 @@
+//! The 2D-Doc seal of a document: found in its pixels (or in the images of a PDF page), read, and
+//! verified against the trust store; what that means for the consultation's `twoDDoc` and anomalies.
+
+use common::domain::{Anomaly, TwoDDoc};
+
+use super::file::OpenedFile;
+use super::findings::anomaly;
+use crate::analysis::datamatrix::{self, DecodedCode};
+use crate::analysis::twoddoc::{self, SignatureStatus, TrustStore, TwoDDocError, TwoDDocFinding};
+
+/// What the search for a seal gave.
+pub enum SealOutcome {
+    /// No DataMatrix code that claims to be a 2D-Doc.
+    Absent,
+    /// A 2D-Doc was decoded but is not valid 2D-Doc data, or was present and could not be read.
+    NotRead(TwoDDoc),
+    /// A seal was read; its signature status says whether it holds.
+    Read(Box<TwoDDocFinding>),
+}
+
+/// Looks for a seal in the file and reads the first 2D-Doc found (a document carries one).
+pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> SealOutcome {
+    let codes = match &file.image {
+        Some(image) => datamatrix::decode_in_image(image),
+        None => match datamatrix::decode_in_pdf(file.bytes) {
+            Ok(codes) => codes,
+            Err(error) => return SealOutcome::NotRead(twoddoc::unreadable(format!("the PDF page could not be searched: {error}"))),
+        },
+    };
+    read_first_seal(&codes, trust)
+}
+
+fn read_first_seal(codes: &[DecodedCode], trust: &TrustStore) -> SealOutcome {
+    let mut outcome = SealOutcome::Absent;
+    for code in codes {
+        match twoddoc::analyse_payload(&code.payload, trust) {
+            Ok(finding) => return SealOutcome::Read(Box::new(finding)),
+            Err(TwoDDocError::NotTwoDDoc(_)) => {}
+            Err(error) => {
+                if let Some(domain) = error.to_domain() {
+                    outcome = SealOutcome::NotRead(domain);
+                }
+            }
+        }
+    }
+    outcome
+}
+
+/// The anomalies a seal's signature status raises (a verified seal raises none, a test one an info).
+pub fn signature_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
+    let code = match finding.signature_status {
+        SignatureStatus::Valid if finding.test_certificate => "twoddoc_test_certificate",
+        SignatureStatus::Valid => return Vec::new(),
+        SignatureStatus::Invalid => "twoddoc_signature_invalid",
+        SignatureStatus::UnknownCertificate => "twoddoc_certificate_unknown",
+        SignatureStatus::UntrustedAuthority => "twoddoc_authority_untrusted",
+        SignatureStatus::CertificateExpired => "twoddoc_certificate_expired",
+        SignatureStatus::NotChecked => "twoddoc_malformed",
+    };
+    anomaly(code).into_iter().collect()
+}
+
+/// The anomaly for a seal that could not be read, with the reason.
+pub fn not_read_anomaly(two_d_doc: &TwoDDoc) -> Option<Anomaly> {
+    let code = if two_d_doc.read_status == "malformed" {
+        "twoddoc_malformed"
+    } else {
+        "twoddoc_unreadable"
+    };
+    let mut found = anomaly(code)?;
+    if let Some(reason) = &two_d_doc.read_status_message {
+        found.message = format!("{} ({reason})", found.message);
+    }
+    Some(found)
+}
+
+/// The consultation's `documentCountry` from the seal's header: France before version 04, which
+/// names the country (ISO alpha-2 in C40 headers, alpha-3 in binary ones).
+pub fn country(header: &twoddoc::Header) -> Option<String> {
+    match header.country.as_deref().map(str::trim) {
+        None | Some("FR") | Some("FRA") => Some("FRA".to_owned()),
+        Some(code) if code.len() == 3 => crate::analysis::mrz::countries::iso_alpha3(code).map(str::to_owned),
+        Some(code) => alpha2_to_alpha3(code).map(str::to_owned),
+    }
+}
+
+/// The countries whose authorities may appear in 2D-Doc headers (EU and neighbours).
+fn alpha2_to_alpha3(code: &str) -> Option<&'static str> {
+    const TABLE: &[(&str, &str)] = &[
+        ("AT", "AUT"), ("BE", "BEL"), ("BG", "BGR"), ("CH", "CHE"), ("CY", "CYP"), ("CZ", "CZE"), ("DE", "DEU"), ("DK", "DNK"),
+        ("EE", "EST"), ("ES", "ESP"), ("FI", "FIN"), ("GB", "GBR"), ("GR", "GRC"), ("HR", "HRV"), ("HU", "HUN"), ("IE", "IRL"),
+        ("IT", "ITA"), ("LI", "LIE"), ("LT", "LTU"), ("LU", "LUX"), ("LV", "LVA"), ("MC", "MCO"), ("MT", "MLT"), ("NL", "NLD"),
+        ("NO", "NOR"), ("PL", "POL"), ("PT", "PRT"), ("RO", "ROU"), ("SE", "SWE"), ("SI", "SVN"), ("SK", "SVK"),
+    ];
+    TABLE.iter().find(|(alpha2, _)| *alpha2 == code).map(|(_, alpha3)| *alpha3)
+}

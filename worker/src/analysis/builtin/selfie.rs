@@ -1,0 +1,40 @@
+//! The selfie and the external analysis service. No face model ships with the project: without an
+//! external service a selfie is reported `selfie_not_checked`; with one, its face match and fraud
+//! signals join the findings, and its silence is reported rather than failing the document.
+
+use common::analysis::AnalysisInput;
+
+use super::findings::Findings;
+use crate::analysis::external::{ExternalEngine, ExternalRequest};
+
+/// Adds what the external service says, or that the selfie could not be compared.
+pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Option<&ExternalEngine>) {
+    let Some(external) = external else {
+        if input.selfie.is_some() {
+            findings.add_code("selfie_not_checked");
+        }
+        return;
+    };
+    let request = ExternalRequest {
+        category: input.category,
+        document_type: &findings.document_type,
+        front: &input.front,
+        back: input.back.as_deref(),
+        selfie: input.selfie.as_deref(),
+    };
+    match external.analyse(request).await {
+        Ok(verdict) => {
+            findings.add(verdict.anomalies);
+            if input.selfie.is_some() && !verdict.selfie_checked {
+                findings.add_code("selfie_not_checked");
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the external analysis service did not answer");
+            findings.add_code("external_engine_unavailable");
+            if input.selfie.is_some() {
+                findings.add_code("selfie_not_checked");
+            }
+        }
+    }
+}

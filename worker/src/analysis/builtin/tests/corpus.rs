@@ -1,0 +1,207 @@
+//! A corpus these tests make themselves: invoice seals signed with the test authority's key, placed in a
+//! PDF page with a text layer and in a photo of that page (rendered by poppler's `pdftoppm`, turned by 2°
+//! and saved as a JPEG), then tampered with. No tampered seal may come out `valid` or `conforme`.
+
+use std::process::Command;
+
+use common::domain::{DocumentCategory, Verdict};
+use image::{DynamicImage, GrayImage};
+use lopdf::{dictionary, Document, Object, Stream, StringFormat};
+
+use super::{analyse, codes, engine, input};
+use crate::analysis::datamatrix::testutil::symbol;
+use crate::analysis::twoddoc::test_signing::{header, seal};
+
+const GS: char = '\u{1d}';
+const US: u8 = 0x1f;
+
+/// The seal's data: an invoice (type 01) for the demo water company's customer.
+fn invoice_message(amount: &str) -> String {
+    format!("10M/DEMO/VICTOR{GS}2215 RUE DE LA DEMONSTRATION{GS}241300125MARSEILLE{GS}26FR18E2026110077{GS}19EAU4410099{GS}1D{amount}")
+}
+
+/// The printed page of that invoice, showing `amount`.
+fn invoice_lines(amount: &str) -> Vec<String> {
+    [
+        "EAUX DE DEMONSTRATION",
+        "1 rue de la Demo, 13001 Marseille",
+        "Regie - SIRET 78901234100010",
+        "",
+        "Monsieur Victor DEMO",
+        "15 RUE DE LA DEMONSTRATION",
+        "13001 MARSEILLE",
+        "",
+        "Facture n\u{b0} E2026110077",
+        "Numero client : EAU4410099",
+        "Periode : octobre 2026",
+        "",
+    ]
+    .iter()
+    .map(|line| (*line).to_owned())
+    .chain([format!("Montant TTC a payer : {amount} EUR")])
+    .collect()
+}
+
+/// A genuine seal over `signed`.
+fn genuine(ca_cert: &str, amount: &str) -> Vec<u8> {
+    seal(&format!("{}{}", header(4, ca_cert, "264B", "264B", "01"), invoice_message(amount)))
+}
+
+/// One A4 page: the text lines in Helvetica (WinAnsi), the seal as a DataMatrix image at the top right.
+fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
+    let mut document = Document::with_version("1.5");
+    let font = document.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding",
+    });
+    let mut image = Stream::new(
+        dictionary! {
+            "Type" => "XObject", "Subtype" => "Image", "Width" => code.width() as i64, "Height" => code.height() as i64,
+            "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
+        },
+        code.as_raw().clone(),
+    );
+    image.compress().expect("compress the image");
+    let image = document.add_object(image);
+    let mut content = String::from("q 130 0 0 130 420 660 cm /Im1 Do Q\nBT /F1 11 Tf 50 780 Td 15 TL\n");
+    for line in lines {
+        let latin1: String = line.chars().map(|c| if c == '\u{b0}' { "\\260".to_owned() } else { c.to_string() }).collect();
+        content.push_str(&format!("({}) Tj T*\n", latin1.replace('(', "\\(").replace(')', "\\)")));
+    }
+    content.push_str("ET\n");
+    let contents = document.add_object(Stream::new(dictionary! {}, content.into_bytes()));
+    let pages_id = document.new_object_id();
+    let page = document.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        "Contents" => contents,
+        "Resources" => dictionary! { "Font" => dictionary! { "F1" => font }, "XObject" => dictionary! { "Im1" => image } },
+    });
+    document.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }),
+    );
+    let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    document.trailer.set("Root", catalog);
+    document.trailer.set("Info", document.clone().add_object(dictionary! { "Producer" => Object::String(b"Sceau corpus".to_vec(), StringFormat::Literal) }));
+    let mut out = Vec::new();
+    document.save_to(&mut out).expect("save the PDF");
+    out
+}
+
+/// A photo of the printed page: rendered at 150 dpi by `pdftoppm`, turned by 2°, saved as a JPEG (q70).
+fn photo_of(pdf: &[u8]) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("sceau-corpus-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let source = dir.join("page.pdf");
+    std::fs::write(&source, pdf).expect("write the page");
+    let status = Command::new("pdftoppm")
+        .args(["-r", "150", "-png", "-singlefile"])
+        .arg(&source)
+        .arg(dir.join("page"))
+        .status()
+        .expect("pdftoppm (Debian poppler-utils) must be installed: scripts/test installs it");
+    assert!(status.success(), "pdftoppm failed");
+    let page = image::open(dir.join("page.png")).expect("rendered page").to_luma8();
+    let _ = std::fs::remove_dir_all(&dir);
+    let turned = rotate(&page, 2.0);
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 70)
+        .encode_image(&DynamicImage::ImageLuma8(turned))
+        .expect("JPEG");
+    out.into_inner()
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Rotation about the centre by `degrees`, bilinear, white outside the page (as a photo's background).
+fn rotate(page: &GrayImage, degrees: f32) -> GrayImage {
+    let (w, h) = (page.width() as f32, page.height() as f32);
+    let (sin, cos) = degrees.to_radians().sin_cos();
+    let (cx, cy) = (w / 2.0, h / 2.0);
+    GrayImage::from_fn(page.width(), page.height(), |x, y| {
+        let (dx, dy) = (x as f32 - cx, y as f32 - cy);
+        let (sx, sy) = (cos * dx + sin * dy + cx, -sin * dx + cos * dy + cy);
+        if sx < 0.0 || sy < 0.0 || sx >= w - 1.0 || sy >= h - 1.0 {
+            return image::Luma([255]);
+        }
+        let (x0, y0) = (sx.floor() as u32, sy.floor() as u32);
+        let (fx, fy) = (sx - x0 as f32, sy - y0 as f32);
+        let at = |x: u32, y: u32| f32::from(page.get_pixel(x, y)[0]);
+        let top = at(x0, y0) * (1.0 - fx) + at(x0 + 1, y0) * fx;
+        let bottom = at(x0, y0 + 1) * (1.0 - fx) + at(x0 + 1, y0 + 1) * fx;
+        image::Luma([(top * (1.0 - fy) + bottom * fy).round() as u8])
+    })
+}
+
+fn code_image(payload: &[u8]) -> GrayImage {
+    symbol(std::str::from_utf8(payload).expect("C40 payloads are ASCII"), 4)
+}
+
+/// A case of the corpus: the seal, the amount printed on the page, and what must come out.
+struct Case {
+    name: &'static str,
+    payload: Vec<u8>,
+    printed_amount: &'static str,
+    verdict: Verdict,
+    read_status: &'static str,
+    signature_status: &'static str,
+    anomaly: Option<&'static str>,
+    photo: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let altered = {
+        // The amount changed after signing: the signature no longer covers these bytes.
+        let genuine = genuine("FR000001", "38,65");
+        let text = String::from_utf8(genuine).expect("ASCII").replacen("1D38,65", "1D88,65", 1);
+        text.into_bytes()
+    };
+    let truncated = {
+        let mut payload = genuine("FR000001", "38,65");
+        let signature_start = payload.iter().position(|b| *b == US).expect("US") + 1;
+        payload.truncate(signature_start + 40);
+        payload
+    };
+    vec![
+        Case { name: "genuine", payload: genuine("FR000001", "38,65"), printed_amount: "38,65", verdict: Verdict::Conforme, read_status: "read", signature_status: "valid", anomaly: None, photo: true },
+        Case { name: "value changed after signing", payload: altered, printed_amount: "88,65", verdict: Verdict::NonConforme, read_status: "read", signature_status: "invalid", anomaly: Some("twoddoc_signature_invalid"), photo: true },
+        Case { name: "unknown certificate", payload: genuine("FR000099", "38,65"), printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "read", signature_status: "unknown_certificate", anomaly: Some("twoddoc_certificate_unknown"), photo: false },
+        Case { name: "unknown authority", payload: genuine("FR990001", "38,65"), printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "read", signature_status: "untrusted_authority", anomaly: Some("twoddoc_authority_untrusted"), photo: false },
+        Case { name: "truncated signature", payload: truncated, printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "malformed", signature_status: "not_checked", anomaly: Some("twoddoc_malformed"), photo: false },
+        Case { name: "visible text differs from the seal", payload: genuine("FR000001", "38,65"), printed_amount: "98,65", verdict: Verdict::NonConforme, read_status: "read", signature_status: "valid", anomaly: Some("twoddoc_data_mismatch"), photo: true },
+    ]
+}
+
+#[tokio::test]
+async fn signed_rendered_and_tampered_seals() {
+    let engine = engine();
+    let mut tampered_valid = 0;
+    for case in cases() {
+        let pdf = pdf_page(&invoice_lines(case.printed_amount), &code_image(&case.payload));
+        let mut files = vec![("PDF", pdf.clone())];
+        if case.photo {
+            files.push(("photo", photo_of(&pdf)));
+        }
+        for (form, bytes) in files {
+            let label = format!("{} ({form})", case.name);
+            let report = analyse(&engine, input(DocumentCategory::Administratif, bytes)).await.unwrap_or_else(|e| panic!("{label}: {e}"));
+            let seal = report.two_d_doc.as_ref().unwrap_or_else(|| panic!("{label}: no seal found; anomalies {:?}", codes(&report)));
+            assert_eq!(seal.read_status, case.read_status, "{label}: {:?}", seal.read_status_message);
+            assert_eq!(seal.signature_status, case.signature_status, "{label}");
+            assert_eq!(report.verdict, case.verdict, "{label}: anomalies {:?}", codes(&report));
+            if let Some(code) = case.anomaly {
+                assert!(codes(&report).contains(&code), "{label}: {code} missing from {:?}", codes(&report));
+            }
+            if case.name != "genuine" && (seal.signature_verified && seal.data_matches || report.verdict == Verdict::Conforme) {
+                tampered_valid += 1;
+            }
+            if case.read_status == "read" {
+                assert_eq!(report.document_type, "facture", "{label}");
+            }
+        }
+    }
+    assert_eq!(tampered_valid, 0, "no tampered seal may be reported valid");
+}
