@@ -183,7 +183,10 @@ impl Config {
         set("SCEAU_ISSUER_REGISTER_URL", f.issuer_register_url)?;
         set("SCEAU_EXTERNAL_ENGINE_URL", f.external_engine_url)?;
         set("SCEAU_EXTERNAL_ENGINE_TOKEN", f.external_engine_token)?;
-        set("SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS", f.external_engine_timeout_ms.map(|w| w.to_string()))?;
+        set(
+            "SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS",
+            f.external_engine_timeout_ms.map(|w| w.to_string()),
+        )?;
         set("SCEAU_ANALYSIS_TIMEOUT_SECONDS", f.analysis_timeout_seconds.map(|w| w.to_string()))?;
         if let Some(v) = f.data_dir {
             self.data_dir = v;

@@ -1,18 +1,20 @@
 //! The analysis engine behind a trait, so the job loop does not depend on which engine version
 //! runs, plus the catalogue of anomaly codes every engine reports with.
 
-// LEAD-WIP pub mod builtin;
+pub mod builtin;
 pub mod catalogue;
 pub mod datamatrix;
 pub mod engine;
 pub mod external;
+pub mod forensics;
+pub mod issuer;
 pub mod mrz;
 pub mod text;
 pub mod twoddoc;
 
 pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
-// LEAD-WIP pub use builtin::{BuiltinEngine, EngineOptions};
+pub use builtin::{BuiltinEngine, EngineOptions};
 
 use common::analysis::AnalysisReport;
 use common::domain::{ItemError, Verdict};

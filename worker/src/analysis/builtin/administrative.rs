@@ -7,18 +7,17 @@ use common::domain::Anomaly;
 use super::doc_kind;
 use super::file::OpenedFile;
 use super::findings::{Evidence, Findings};
-use super::seal::{self, SealOutcome};
 use super::page;
-use crate::analysis::forensics;
+use super::seal::{self, SealOutcome};
 use crate::analysis::issuer::IssuerRegister;
-use crate::analysis::text::ocr::Ocr;
+use crate::analysis::text::{ocr::Ocr, VisibleText};
 use crate::analysis::twoddoc::{data_matches, TrustStore, TwoDDocFinding};
 
 /// What is read from the page on a blocking thread, before the register (which may go online) is asked.
 pub struct PageReading {
     seal: SealOutcome,
     /// The page's text; `None` when it could not be read (no text layer and no OCR).
-    text: Option<String>,
+    text: Option<VisibleText>,
     forensics: Vec<Anomaly>,
 }
 
@@ -36,7 +35,7 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
     let mut findings = Findings::new();
     findings.add(reading.forensics);
     match reading.seal {
-        SealOutcome::Read(finding) => weigh_seal(&mut findings, &finding, reading.text.as_deref()),
+        SealOutcome::Read(finding) => weigh_seal(&mut findings, &finding, reading.text.as_ref()),
         SealOutcome::NotRead(two_d_doc) => {
             findings.add(seal::not_read_anomaly(&two_d_doc));
             findings.two_d_doc = Some(two_d_doc);
@@ -45,22 +44,22 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
     }
     // A seal that is there but does not hold raised its own anomaly; a register cannot outweigh it.
     if findings.two_d_doc.is_none() {
-        weigh_issuer(&mut findings, reading.text.as_deref(), register).await;
+        weigh_issuer(&mut findings, reading.text.as_ref(), register).await;
     }
     if findings.document_type == "inconnu" {
         if let Some(text) = &reading.text {
-            findings.document_type = doc_kind::from_text(text).to_owned();
+            findings.document_type = doc_kind::from_text(&text.text).to_owned();
         }
     }
     findings
 }
 
 /// The seal's signature, then whether its data are those printed on the page.
-fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&str>) {
+fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&VisibleText>) {
     findings.add(seal::signature_anomalies(finding));
     let data_matches = match text {
         Some(text) => {
-            let comparison = data_matches::compare(finding, text);
+            let comparison = data_matches::compare_visible(finding, text);
             if !comparison.mismatched.is_empty() {
                 findings.add_code("twoddoc_data_mismatch");
             }
@@ -80,12 +79,12 @@ fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&s
 }
 
 /// Without a seal, only a confirmed issuer can vouch for the document.
-async fn weigh_issuer(findings: &mut Findings, text: Option<&str>, register: &IssuerRegister) {
+async fn weigh_issuer(findings: &mut Findings, text: Option<&VisibleText>, register: &IssuerRegister) {
     let Some(text) = text else {
         findings.add_code("issuer_not_confirmed");
         return;
     };
-    let check = register.confirm(text).await;
+    let check = register.confirm(&text.text).await;
     if !check.invalid.is_empty() {
         findings.add_code("issuer_identifier_invalid");
     }

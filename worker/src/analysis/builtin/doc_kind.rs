@@ -6,12 +6,32 @@ use crate::analysis::text::normalise;
 
 /// (documentType, any of these phrases, in folded upper case).
 const RULES: &[(&str, &[&str])] = &[
-    ("avis_imposition", &["AVIS D IMPOT", "AVIS D IMPOSITION", "AVIS DE SITUATION DECLARATIVE", "TAXE FONCIERE", "TAXE D HABITATION"]),
-    ("bulletin_salaire", &["BULLETIN DE PAIE", "BULLETIN DE SALAIRE", "FICHE DE PAIE", "NET A PAYER AVANT IMPOT"]),
+    (
+        "avis_imposition",
+        &[
+            "AVIS D IMPOT",
+            "AVIS D IMPOSITION",
+            "AVIS DE SITUATION DECLARATIVE",
+            "TAXE FONCIERE",
+            "TAXE D HABITATION",
+        ],
+    ),
+    (
+        "bulletin_salaire",
+        &[
+            "BULLETIN DE PAIE",
+            "BULLETIN DE SALAIRE",
+            "FICHE DE PAIE",
+            "NET A PAYER AVANT IMPOT",
+        ],
+    ),
     ("rib", &["RELEVE D IDENTITE BANCAIRE", "RIB", "IBAN"]),
     ("releve_compte", &["RELEVE DE COMPTE", "RELEVE DE VOS COMPTES", "EXTRAIT DE COMPTE"]),
     ("contrat_travail", &["CONTRAT DE TRAVAIL", "CONTRAT A DUREE"]),
-    ("justificatif_domicile", &["ATTESTATION DE DOMICILE", "JUSTIFICATIF DE DOMICILE", "ATTESTATION D HEBERGEMENT"]),
+    (
+        "justificatif_domicile",
+        &["ATTESTATION DE DOMICILE", "JUSTIFICATIF DE DOMICILE", "ATTESTATION D HEBERGEMENT"],
+    ),
     ("facture", &["FACTURE", "ECHEANCIER"]),
     ("attestation", &["ATTESTATION", "CERTIFICAT"]),
 ];

@@ -67,6 +67,7 @@ pub fn anomaly(code: &str) -> Option<Anomaly> {
 }
 
 /// Every code the built-in engine raises by name, for the test that they are all catalogued.
+#[cfg(test)]
 pub const CODES_USED: &[&str] = &[
     "twoddoc_signature_invalid",
     "twoddoc_certificate_unknown",

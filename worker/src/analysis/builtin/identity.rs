@@ -10,7 +10,7 @@ use super::findings::{Evidence, Findings};
 use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::mrz::{self, read::read_zone, Mrz};
-use crate::analysis::text::ocr::Ocr;
+use crate::analysis::text::{ocr::Ocr, VisibleText};
 use crate::analysis::twoddoc::{data_matches, TrustStore};
 
 /// Age of majority: below it the holder is reported as a minor (an info; `minAge` rules decide).
@@ -21,7 +21,7 @@ pub struct SidesReading {
     mrz: Option<Mrz>,
     seal: SealOutcome,
     /// The visible text of the side that carries a seal, to compare the seal with.
-    seal_side_text: Option<String>,
+    seal_side_text: Option<VisibleText>,
     forensics: Vec<Anomaly>,
 }
 
@@ -68,8 +68,8 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
             findings.add(seal::signature_anomalies(&finding));
             let data_matches = reading
                 .seal_side_text
-                .as_deref()
-                .is_some_and(|text| data_matches::compare(&finding, text).mismatched.is_empty());
+                .as_ref()
+                .is_some_and(|text| data_matches::compare_visible(&finding, text).mismatched.is_empty());
             match reading.seal_side_text {
                 Some(_) if !data_matches => findings.add_code("twoddoc_data_mismatch"),
                 Some(_) => {}

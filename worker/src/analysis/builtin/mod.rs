@@ -99,7 +99,7 @@ struct Parts {
 /// What the pixel work gives, before the checks that may wait on the network.
 enum Reading {
     Administrative(administrative::PageReading),
-    Identity(identity::SidesReading),
+    Identity(Box<identity::SidesReading>),
 }
 
 impl BuiltinEngine {
@@ -144,7 +144,7 @@ impl BuiltinEngine {
         let (reading, pages, input) = self.read(input, today).await?;
         let mut findings = match reading {
             Reading::Administrative(page) => administrative::conclude(page, &self.parts.register).await,
-            Reading::Identity(sides) => identity::conclude(sides, today),
+            Reading::Identity(sides) => identity::conclude(*sides, today),
         };
         selfie::weigh(&mut findings, &input, self.parts.external.as_ref()).await;
         Ok(report(findings, pages))
@@ -178,7 +178,7 @@ fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Resu
             if let Some(back) = &input.back {
                 sides.push(file::open(input.category, back)?);
             }
-            Reading::Identity(identity::read_sides(&sides, &parts.trust, &parts.ocr, today))
+            Reading::Identity(Box::new(identity::read_sides(&sides, &parts.trust, &parts.ocr, today)))
         }
     };
     Ok((reading, pages))

@@ -7,23 +7,26 @@ use common::domain::Anomaly;
 use super::file::OpenedFile;
 use crate::analysis::datamatrix;
 use crate::analysis::forensics;
-use crate::analysis::text::{ocr::Ocr, pdf};
+use crate::analysis::text::{ocr::Ocr, pdf, TextSource, VisibleText};
 
 /// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
 const MIN_TEXT_LAYER_LETTERS: usize = 40;
 
-/// The page's visible text, `None` when it cannot be read.
-pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr) -> Option<String> {
+/// The page's visible text and where it comes from, `None` when it cannot be read.
+pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr) -> Option<VisibleText> {
     let text = match &file.image {
         Some(image) => ocr_text(ocr, image),
         None => pdf_text(file.bytes, ocr),
     };
-    text.filter(|t| !t.trim().is_empty())
+    text.filter(|t| !t.text.trim().is_empty())
 }
 
-fn pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<String> {
-    match pdf::page_text(bytes) {
-        Ok(text) if text.chars().filter(|c| c.is_alphabetic()).count() >= MIN_TEXT_LAYER_LETTERS => Some(text),
+fn pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
+    match pdf::first_page_text(bytes) {
+        Ok(text) if text.chars().filter(|c| c.is_alphabetic()).count() >= MIN_TEXT_LAYER_LETTERS => Some(VisibleText {
+            text,
+            source: TextSource::PdfTextLayer,
+        }),
         Ok(_) => scanned_pdf_text(bytes, ocr),
         Err(error) => {
             tracing::warn!(%error, "the PDF text layer could not be read");
@@ -33,15 +36,20 @@ fn pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<String> {
 }
 
 /// A scanned PDF: its largest page image is the page.
-fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<String> {
+fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
     let images = datamatrix::pdf::first_page_images(bytes).ok()?;
-    let largest = images.iter().max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))?;
+    let largest = images
+        .iter()
+        .max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))?;
     ocr_text(ocr, largest)
 }
 
-fn ocr_text(ocr: &Ocr, image: &image::DynamicImage) -> Option<String> {
+fn ocr_text(ocr: &Ocr, image: &image::DynamicImage) -> Option<VisibleText> {
     match ocr.image_text(image) {
-        Ok(text) => Some(text),
+        Ok(text) => Some(VisibleText {
+            text,
+            source: TextSource::Ocr,
+        }),
         Err(error) => {
             tracing::warn!(%error, "the page could not be read by OCR");
             None

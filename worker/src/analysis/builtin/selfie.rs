@@ -5,7 +5,9 @@
 use common::analysis::AnalysisInput;
 
 use super::findings::Findings;
-use crate::analysis::external::{ExternalEngine, ExternalRequest};
+use common::document::sniff;
+
+use crate::analysis::external::{Attachment, ExternalEngine, ExternalRequest};
 
 /// Adds what the external service says, or that the selfie could not be compared.
 pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Option<&ExternalEngine>) {
@@ -18,9 +20,9 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
     let request = ExternalRequest {
         category: input.category,
         document_type: &findings.document_type,
-        front: &input.front,
-        back: input.back.as_deref(),
-        selfie: input.selfie.as_deref(),
+        front: attachment(&input.front),
+        back: input.back.as_deref().map(attachment),
+        selfie: input.selfie.as_deref().map(attachment),
     };
     match external.analyse(request).await {
         Ok(verdict) => {
@@ -36,5 +38,13 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
                 findings.add_code("selfie_not_checked");
             }
         }
+    }
+}
+
+/// The file with the MIME type its bytes show (they were sniffed and checked before the analysis).
+fn attachment(bytes: &[u8]) -> Attachment<'_> {
+    Attachment {
+        content_type: sniff(bytes).map_or("application/octet-stream", |kind| kind.content_type()),
+        bytes,
     }
 }

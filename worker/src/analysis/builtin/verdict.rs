@@ -41,13 +41,21 @@ mod tests {
     fn follows_the_rules_of_the_api() {
         let cases = [
             (vec!["twoddoc_signature_invalid"], Evidence::Nothing, Verdict::NonConforme),
-            (vec!["twoddoc_data_mismatch", "blurry_image"], Evidence::VerifiedSeal, Verdict::NonConforme),
+            (
+                vec!["twoddoc_data_mismatch", "blurry_image"],
+                Evidence::VerifiedSeal,
+                Verdict::NonConforme,
+            ),
             (vec!["blurry_image"], Evidence::VerifiedMrz, Verdict::Suspect),
             (vec!["twoddoc_certificate_unknown"], Evidence::Nothing, Verdict::Suspect),
             (vec![], Evidence::Nothing, Verdict::AnalyseImpossible),
             (vec!["mrz_not_found"], Evidence::Nothing, Verdict::AnalyseImpossible),
             (vec![], Evidence::VerifiedSeal, Verdict::Conforme),
-            (vec!["selfie_not_checked", "twoddoc_test_certificate"], Evidence::VerifiedMrz, Verdict::Conforme),
+            (
+                vec!["selfie_not_checked", "twoddoc_test_certificate"],
+                Evidence::VerifiedMrz,
+                Verdict::Conforme,
+            ),
             (vec![], Evidence::ConfirmedIssuer, Verdict::SansAnomalie),
             (vec!["edited_with_software"], Evidence::ConfirmedIssuer, Verdict::Suspect),
         ];

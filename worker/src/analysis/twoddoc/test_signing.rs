@@ -8,7 +8,7 @@ use super::message::US;
 
 const TEST_KEY_PEM: &str = include_str!("../../../data/2ddoc/test-ca/fr00-0001.key.pem");
 
-pub fn der(tag: u8, content: &[u8]) -> Vec<u8> {
+fn der(tag: u8, content: &[u8]) -> Vec<u8> {
     let mut out = vec![tag];
     match content.len() {
         n if n < 0x80 => out.push(n as u8),
@@ -21,7 +21,7 @@ pub fn der(tag: u8, content: &[u8]) -> Vec<u8> {
 
 /// The spec publishes the key as SEC1 "EC PRIVATE KEY"; ring reads PKCS#8, so it is wrapped: version 0, the
 /// algorithm (id-ecPublicKey, P-256), and the SEC1 structure as an octet string.
-pub fn test_key_pkcs8() -> Vec<u8> {
+fn test_key_pkcs8() -> Vec<u8> {
     let body: String = TEST_KEY_PEM.lines().filter(|l| !l.starts_with("-----")).collect();
     let sec1 = data_encoding::BASE64.decode(body.as_bytes()).expect("PEM body");
     let ec_public_key = [0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01];
@@ -55,4 +55,3 @@ pub fn header(version: u8, ca_cert: &str, issue: &str, signature: &str, doc_type
         _ => format!("DC04{ca_cert}{issue}{signature}{doc_type}01FR"),
     }
 }
-

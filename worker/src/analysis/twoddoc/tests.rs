@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use ring::rand::SystemRandom;
-use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING, ECDSA_P384_SHA384_FIXED_SIGNING};
+use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P384_SHA384_FIXED_SIGNING};
 
 use super::message::{GS, RS, US};
-use super::test_signing::{base32, der, header, seal, sign, test_key_pkcs8};
+use super::test_signing::{base32, header, seal, sign};
 use super::trust::{CertificateLookup, CertificateSource, PublicKey};
 use super::*;
 

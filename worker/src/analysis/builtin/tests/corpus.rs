@@ -64,7 +64,10 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
     let image = document.add_object(image);
     let mut content = String::from("q 130 0 0 130 420 660 cm /Im1 Do Q\nBT /F1 11 Tf 50 780 Td 15 TL\n");
     for line in lines {
-        let latin1: String = line.chars().map(|c| if c == '\u{b0}' { "\\260".to_owned() } else { c.to_string() }).collect();
+        let latin1: String = line
+            .chars()
+            .map(|c| if c == '\u{b0}' { "\\260".to_owned() } else { c.to_string() })
+            .collect();
         content.push_str(&format!("({}) Tj T*\n", latin1.replace('(', "\\(").replace(')', "\\)")));
     }
     content.push_str("ET\n");
@@ -81,7 +84,12 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
     );
     let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
     document.trailer.set("Root", catalog);
-    document.trailer.set("Info", document.clone().add_object(dictionary! { "Producer" => Object::String(b"Sceau corpus".to_vec(), StringFormat::Literal) }));
+    document.trailer.set(
+        "Info",
+        document
+            .clone()
+            .add_object(dictionary! { "Producer" => Object::String(b"Sceau corpus".to_vec(), StringFormat::Literal) }),
+    );
     let mut out = Vec::new();
     document.save_to(&mut out).expect("save the PDF");
     out
@@ -166,12 +174,66 @@ fn cases() -> Vec<Case> {
         payload
     };
     vec![
-        Case { name: "genuine", payload: genuine("FR000001", "38,65"), printed_amount: "38,65", verdict: Verdict::Conforme, read_status: "read", signature_status: "valid", anomaly: None, photo: true },
-        Case { name: "value changed after signing", payload: altered, printed_amount: "88,65", verdict: Verdict::NonConforme, read_status: "read", signature_status: "invalid", anomaly: Some("twoddoc_signature_invalid"), photo: true },
-        Case { name: "unknown certificate", payload: genuine("FR000099", "38,65"), printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "read", signature_status: "unknown_certificate", anomaly: Some("twoddoc_certificate_unknown"), photo: false },
-        Case { name: "unknown authority", payload: genuine("FR990001", "38,65"), printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "read", signature_status: "untrusted_authority", anomaly: Some("twoddoc_authority_untrusted"), photo: false },
-        Case { name: "truncated signature", payload: truncated, printed_amount: "38,65", verdict: Verdict::Suspect, read_status: "malformed", signature_status: "not_checked", anomaly: Some("twoddoc_malformed"), photo: false },
-        Case { name: "visible text differs from the seal", payload: genuine("FR000001", "38,65"), printed_amount: "98,65", verdict: Verdict::NonConforme, read_status: "read", signature_status: "valid", anomaly: Some("twoddoc_data_mismatch"), photo: true },
+        Case {
+            name: "genuine",
+            payload: genuine("FR000001", "38,65"),
+            printed_amount: "38,65",
+            verdict: Verdict::Conforme,
+            read_status: "read",
+            signature_status: "valid",
+            anomaly: None,
+            photo: true,
+        },
+        Case {
+            name: "value changed after signing",
+            payload: altered,
+            printed_amount: "88,65",
+            verdict: Verdict::NonConforme,
+            read_status: "read",
+            signature_status: "invalid",
+            anomaly: Some("twoddoc_signature_invalid"),
+            photo: true,
+        },
+        Case {
+            name: "unknown certificate",
+            payload: genuine("FR000099", "38,65"),
+            printed_amount: "38,65",
+            verdict: Verdict::Suspect,
+            read_status: "read",
+            signature_status: "unknown_certificate",
+            anomaly: Some("twoddoc_certificate_unknown"),
+            photo: false,
+        },
+        Case {
+            name: "unknown authority",
+            payload: genuine("FR990001", "38,65"),
+            printed_amount: "38,65",
+            verdict: Verdict::Suspect,
+            read_status: "read",
+            signature_status: "untrusted_authority",
+            anomaly: Some("twoddoc_authority_untrusted"),
+            photo: false,
+        },
+        Case {
+            name: "truncated signature",
+            payload: truncated,
+            printed_amount: "38,65",
+            verdict: Verdict::Suspect,
+            read_status: "malformed",
+            signature_status: "not_checked",
+            anomaly: Some("twoddoc_malformed"),
+            photo: false,
+        },
+        Case {
+            name: "visible text differs from the seal",
+            payload: genuine("FR000001", "38,65"),
+            printed_amount: "98,65",
+            verdict: Verdict::NonConforme,
+            read_status: "read",
+            signature_status: "valid",
+            anomaly: Some("twoddoc_data_mismatch"),
+            photo: true,
+        },
     ]
 }
 
@@ -187,8 +249,13 @@ async fn signed_rendered_and_tampered_seals() {
         }
         for (form, bytes) in files {
             let label = format!("{} ({form})", case.name);
-            let report = analyse(&engine, input(DocumentCategory::Administratif, bytes)).await.unwrap_or_else(|e| panic!("{label}: {e}"));
-            let seal = report.two_d_doc.as_ref().unwrap_or_else(|| panic!("{label}: no seal found; anomalies {:?}", codes(&report)));
+            let report = analyse(&engine, input(DocumentCategory::Administratif, bytes))
+                .await
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            let seal = report
+                .two_d_doc
+                .as_ref()
+                .unwrap_or_else(|| panic!("{label}: no seal found; anomalies {:?}", codes(&report)));
             assert_eq!(seal.read_status, case.read_status, "{label}: {:?}", seal.read_status_message);
             assert_eq!(seal.signature_status, case.signature_status, "{label}");
             assert_eq!(report.verdict, case.verdict, "{label}: anomalies {:?}", codes(&report));

@@ -8,7 +8,9 @@ use super::{analyse, codes, engine, input};
 use crate::analysis::engine::EngineError;
 
 fn png() -> Vec<u8> {
-    let image = image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(640, 400, image::Rgb([235, 235, 230])));
+    let image = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(1200, 760, |x, y| {
+        image::Rgb([200 + ((x * 7 + y * 13) % 40) as u8, 210, 205])
+    }));
     let mut out = Cursor::new(Vec::new());
     image.write_to(&mut out, image::ImageFormat::Png).expect("png");
     out.into_inner()
@@ -20,7 +22,8 @@ fn pdf_with_pages(count: usize) -> Vec<u8> {
     let pages_id = document.new_object_id();
     let kids: Vec<Object> = (0..count)
         .map(|_| {
-            let page = dictionary! { "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()] };
+            let page =
+                dictionary! { "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()] };
             document.add_object(page).into()
         })
         .collect();
@@ -45,7 +48,9 @@ async fn an_identity_image_without_a_zone_cannot_be_concluded_on() {
 
 #[tokio::test]
 async fn an_empty_page_cannot_be_concluded_on() {
-    let report = analyse(&engine(), input(DocumentCategory::Administratif, pdf_with_pages(1))).await.expect("report");
+    let report = analyse(&engine(), input(DocumentCategory::Administratif, pdf_with_pages(1)))
+        .await
+        .expect("report");
     assert_eq!(report.verdict, Verdict::AnalyseImpossible);
     assert!(report.two_d_doc.is_none());
     assert!(codes(&report).contains(&"issuer_not_confirmed"), "{:?}", codes(&report));
@@ -69,9 +74,15 @@ async fn refused_files() {
     let cases = [
         (input(DocumentCategory::Identite, jpeg_magic), ItemError::UnreadableDocument),
         (input(DocumentCategory::Identite, pdf_with_pages(1)), ItemError::UnsupportedDocument),
-        (input(DocumentCategory::Administratif, pdf_with_pages(2)), ItemError::UnsupportedDocument),
+        (
+            input(DocumentCategory::Administratif, pdf_with_pages(2)),
+            ItemError::UnsupportedDocument,
+        ),
         (truncated_back, ItemError::UnreadableDocument),
-        (input(DocumentCategory::Administratif, b"plain text".to_vec()), ItemError::UnsupportedDocument),
+        (
+            input(DocumentCategory::Administratif, b"plain text".to_vec()),
+            ItemError::UnsupportedDocument,
+        ),
         (input(DocumentCategory::Administratif, Vec::new()), ItemError::UnreadableDocument),
     ];
     for (case, expected) in cases {

@@ -46,12 +46,30 @@ async fn every_sample_gives_its_manifest_findings() {
         }
         let report = result.unwrap_or_else(|e| panic!("{path}: {e}"));
         let verdict = report.verdict.as_str();
-        let acceptable: Vec<&str> = file["acceptableVerdicts"].as_array().expect("verdicts").iter().filter_map(Value::as_str).collect();
-        assert!(acceptable.contains(&verdict), "{path}: verdict {verdict}, expected one of {acceptable:?}; anomalies {:?}", codes(&report));
+        let acceptable: Vec<&str> = file["acceptableVerdicts"]
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            acceptable.contains(&verdict),
+            "{path}: verdict {verdict}, expected one of {acceptable:?}; anomalies {:?}",
+            codes(&report)
+        );
 
         let expected = &file["expected"];
-        for finding in expected["expectedFindings"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-            assert!(codes(&report).contains(&anomaly_code(finding)), "{path}: {finding} missing from {:?}", codes(&report));
+        for finding in expected["expectedFindings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            assert!(
+                codes(&report).contains(&anomaly_code(finding)),
+                "{path}: {finding} missing from {:?}",
+                codes(&report)
+            );
         }
         match (&expected["twoDDoc"], &report.two_d_doc) {
             (Value::Object(seal), Some(found)) if seal["present"] == true => {
