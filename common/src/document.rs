@@ -195,9 +195,13 @@ pub fn page_count(kind: FileKind, bytes: &[u8]) -> Result<u32, DocumentError> {
 /// Decodes an image (the first page of a TIFF) within the limits above. Oversized images are
 /// refused from their header, before any pixel buffer is allocated.
 pub fn decode_image_checked(kind: FileKind, bytes: &[u8]) -> Result<DynamicImage, DocumentError> {
-    let decoder = bounded_decoder(kind, bytes)?;
+    let mut decoder = bounded_decoder(kind, bytes)?;
     check_pixel_budget(kind, &decoder)?;
-    DynamicImage::from_decoder(decoder).map_err(|error| image_error(kind, &error))
+    // Phones store a photo sideways and say so in EXIF: turn it the way the customer saw it.
+    let orientation = decoder.orientation().unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut decoded = DynamicImage::from_decoder(decoder).map_err(|error| image_error(kind, &error))?;
+    decoded.apply_orientation(orientation);
+    Ok(decoded)
 }
 
 fn decode_limits() -> Limits {

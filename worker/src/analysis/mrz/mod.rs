@@ -1,6 +1,6 @@
-//! The machine-readable zone of identity documents, as text: the OCR step hands over lines, this
-//! module says which layout they are, what they contain and whether their check digits, expiry
-//! and holder's age let the document through. Reading the pixels is not its concern.
+//! The machine-readable zone of identity documents: [`read`] finds the zone in the pixels and reads
+//! its lines (an OCR-B matcher); the rest of this module says which layout they are, what they
+//! contain and whether their check digits, expiry and holder's age let the document through.
 //!
 //! Layouts: ICAO 9303 TD1 (3×30), TD2 (2×36), TD3 (2×44) and the French national identity card
 //! of 1988–2021 (2×36, no expiry date in the zone: see [`french_legacy`]).
@@ -11,6 +11,7 @@ pub mod encode;
 mod fields;
 mod formats;
 pub mod french_legacy;
+pub mod read;
 pub mod verdict;
 
 #[cfg(test)]

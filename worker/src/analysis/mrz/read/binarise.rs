@@ -2,7 +2,7 @@
 //! adaptive threshold, so uneven light and tinted card backgrounds do not hide text, with a
 //! global Otsu threshold as the second opinion) but matched on grey levels.
 
-use image::{imageops, DynamicImage, GrayImage, Luma};
+use image::{DynamicImage, GrayImage, Luma};
 
 use super::ReadError;
 
@@ -13,7 +13,9 @@ pub(super) const MAX_PIXELS: u64 = 60_000_000;
 const MAX_SIDE: u32 = 2000;
 /// Below this long side the image is enlarged first, so small glyphs keep strokes wider than
 /// the threshold's smoothing.
-const MIN_SIDE: u32 = 1000;
+const MIN_SIDE: u32 = 700;
+/// The side enlarged images get (about).
+const ENLARGED_SIDE: u32 = 1000;
 /// An MRZ of 30 characters cannot be legible in fewer pixels than this on the long side.
 const SMALLEST_SIDE: u32 = 60;
 
@@ -25,6 +27,7 @@ pub(super) struct Ink {
     pub data: Vec<bool>,
 }
 
+#[cfg(test)]
 impl Ink {
     pub fn get(&self, x: usize, y: usize) -> bool {
         self.data[y * self.width + x]
@@ -47,16 +50,80 @@ pub(super) fn prepare(image: &DynamicImage) -> Result<GrayImage, ReadError> {
     }
     let long = width.max(height);
     if long > MAX_SIDE {
-        // The thumbnail filter averages areas: cheap, and no aliasing on fine print.
-        let small = image.thumbnail(MAX_SIDE, MAX_SIDE);
-        return Ok(to_luma_on_white(&small));
+        return Ok(shrink(image, long.div_ceil(MAX_SIDE)));
     }
     let gray = to_luma_on_white(image);
     if long < MIN_SIDE {
-        let factor = MIN_SIDE.div_ceil(long).min(4);
-        return Ok(imageops::resize(&gray, width * factor, height * factor, imageops::FilterType::Triangle));
+        return Ok(enlarge(&gray, ENLARGED_SIDE.div_ceil(long).min(4)));
     }
     Ok(gray)
+}
+
+/// `gray` `factor` times larger, interpolated bilinearly (a plain loop: the generic resampler
+/// costs ten times more).
+fn enlarge(gray: &GrayImage, factor: u32) -> GrayImage {
+    let (w, h) = (gray.width() as usize, gray.height() as usize);
+    let f = factor as usize;
+    let raw = gray.as_raw();
+    // Output pixel i has its centre at (i + 0.5) / f − 0.5 in source pixel coordinates.
+    let taps = |n: usize, i: usize| {
+        let at = ((i as f32 + 0.5) / f as f32 - 0.5).clamp(0.0, (n - 1) as f32);
+        let low = at as usize;
+        (low, (low + 1).min(n - 1), at - low as f32)
+    };
+    let columns: Vec<(usize, usize, f32)> = (0..w * f).map(|x| taps(w, x)).collect();
+    let mut out = Vec::with_capacity(w * f * h * f);
+    for y in 0..h * f {
+        let (y0, y1, ay) = taps(h, y);
+        let (top, bottom) = (&raw[y0 * w..][..w], &raw[y1 * w..][..w]);
+        for &(x0, x1, ax) in &columns {
+            let upper = f32::from(top[x0]) + (f32::from(top[x1]) - f32::from(top[x0])) * ax;
+            let lower = f32::from(bottom[x0]) + (f32::from(bottom[x1]) - f32::from(bottom[x0])) * ax;
+            out.push((upper + (lower - upper) * ay + 0.5) as u8);
+        }
+    }
+    GrayImage::from_raw((w * f) as u32, (h * f) as u32, out).unwrap_or_else(|| gray.clone())
+}
+
+/// Grey levels averaged over `factor` × `factor` blocks (no aliasing on fine print). Photos
+/// decode to 8-bit RGB or grey, which are averaged in one pass over their bytes; other pixel
+/// types go through the library's (slower) thumbnail filter.
+fn shrink(image: &DynamicImage, factor: u32) -> GrayImage {
+    let (w, h) = (image.width() / factor, image.height() / factor);
+    match image {
+        DynamicImage::ImageRgb8(rgb) => block_means(rgb.as_raw(), rgb.width(), 3, factor, (w, h)),
+        DynamicImage::ImageLuma8(gray) => block_means(gray.as_raw(), gray.width(), 1, factor, (w, h)),
+        other => to_luma_on_white(&other.thumbnail(w.max(1), h.max(1))),
+    }
+}
+
+/// Means of `factor` × `factor` blocks of an 8-bit image with `channels` interleaved samples
+/// (grey, or RGB weighted as Rec. 709 luma), `out` blocks across and down.
+fn block_means(raw: &[u8], width: u32, channels: usize, factor: u32, out: (u32, u32)) -> GrayImage {
+    let (w, k) = (width as usize, factor as usize);
+    let (out_w, out_h) = (out.0.max(1) as usize, out.1.max(1) as usize);
+    let luma = |p: &[u8]| -> u32 {
+        match p {
+            [r, g, b] => (54 * u32::from(*r) + 183 * u32::from(*g) + 19 * u32::from(*b)) >> 8,
+            [v, ..] => u32::from(*v),
+            [] => 0,
+        }
+    };
+    let mut pixels = Vec::with_capacity(out_w * out_h);
+    let mut sums = vec![0u32; out_w];
+    for by in 0..out_h {
+        sums.iter_mut().for_each(|s| *s = 0);
+        for y in by * k..(by + 1) * k {
+            let Some(row) = raw.get(y * w * channels..(y * w + out_w * k) * channels) else {
+                continue;
+            };
+            for (sum, block) in sums.iter_mut().zip(row.chunks_exact(k * channels)) {
+                *sum += block.chunks_exact(channels).map(luma).sum::<u32>();
+            }
+        }
+        pixels.extend(sums.iter().map(|&s| (s / (k * k) as u32) as u8));
+    }
+    GrayImage::from_raw(out_w as u32, out_h as u32, pixels).unwrap_or_default()
 }
 
 fn to_luma_on_white(image: &DynamicImage) -> GrayImage {
@@ -198,6 +265,26 @@ mod tests {
     }
 
     #[test]
+    fn shrinking_averages_blocks() {
+        let rgb = image::RgbImage::from_fn(4, 2, |x, _| image::Rgb(if x < 2 { [255, 255, 255] } else { [0, 0, 0] }));
+        let small = shrink(&DynamicImage::ImageRgb8(rgb), 2);
+        assert_eq!(small.as_raw(), &vec![255, 0]);
+        let gray = GrayImage::from_fn(5, 3, |x, y| Luma([(x * 10 + y) as u8]));
+        let small = shrink(&DynamicImage::ImageLuma8(gray), 2);
+        assert_eq!((small.width(), small.height()), (2, 1));
+        assert_eq!(small.as_raw(), &vec![5, 25]);
+    }
+
+    #[test]
+    fn enlarging_interpolates_between_pixel_centres() {
+        let gray = GrayImage::from_raw(2, 1, vec![0, 200]).unwrap();
+        let big = enlarge(&gray, 4);
+        assert_eq!((big.width(), big.height()), (8, 4));
+        let row: Vec<u8> = (0..8).map(|x| big.get_pixel(x, 2).0[0]).collect();
+        assert_eq!(row, vec![0, 0, 25, 75, 125, 175, 200, 200]);
+    }
+
+    #[test]
     fn blank_and_black_images_have_no_adaptive_ink() {
         for level in [0u8, 255] {
             let ink = adaptive(&GrayImage::from_pixel(200, 120, Luma([level])));
@@ -211,8 +298,18 @@ mod tests {
         assert!(matches!(prepare(&tiny), Err(ReadError::TooSmall { .. })));
         let small = prepare(&DynamicImage::new_rgb8(300, 200)).unwrap();
         assert_eq!((small.width(), small.height()), (1200, 800));
+        let enough = prepare(&DynamicImage::new_rgb8(800, 500)).unwrap();
+        assert_eq!((enough.width(), enough.height()), (800, 500));
         let large = prepare(&DynamicImage::new_rgba8(5000, 1000)).unwrap();
-        assert_eq!(large.width(), MAX_SIDE);
+        // Other pixel types go through the library's filter, which rounds its own way.
+        assert!(
+            (1665..=1666).contains(&large.width()) && large.height() == 333,
+            "{}×{}",
+            large.width(),
+            large.height()
+        );
+        let photo = prepare(&DynamicImage::new_rgb8(4000, 3000)).unwrap();
+        assert_eq!((photo.width(), photo.height()), (2000, 1500));
         let huge = DynamicImage::new_luma8(8_000, 8_000);
         assert!(matches!(prepare(&huge), Err(ReadError::TooLarge { .. })));
     }

@@ -89,15 +89,39 @@ mod tests {
     fn blobs_are_8_connected_with_tight_boxes() {
         let found = blobs(&ink(&[
             "#.....##", //
-            ".#....#.",
-            "..#.....",
-            "........",
-            "...###..",
+            ".#....#.", "..#.....", "........", "...###..",
         ]));
         assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(found[0], Blob { x0: 0, y0: 0, x1: 3, y1: 3, area: 3 });
-        assert_eq!(found[1], Blob { x0: 6, y0: 0, x1: 8, y1: 2, area: 3 });
-        assert_eq!(found[2], Blob { x0: 3, y0: 4, x1: 6, y1: 5, area: 3 });
+        assert_eq!(
+            found[0],
+            Blob {
+                x0: 0,
+                y0: 0,
+                x1: 3,
+                y1: 3,
+                area: 3
+            }
+        );
+        assert_eq!(
+            found[1],
+            Blob {
+                x0: 6,
+                y0: 0,
+                x1: 8,
+                y1: 2,
+                area: 3
+            }
+        );
+        assert_eq!(
+            found[2],
+            Blob {
+                x0: 3,
+                y0: 4,
+                x1: 6,
+                y1: 5,
+                area: 3
+            }
+        );
         assert_eq!(found[2].centre(), (4.5, 4.5));
     }
 

@@ -34,10 +34,14 @@ pub(super) fn templates() -> Option<&'static Templates> {
 /// ignores the patch's brightness.
 #[derive(Debug, Clone)]
 pub(super) struct Template {
-    pub ch: char,
     pub values: Vec<f32>,
     pub norm: f32,
 }
+
+/// Templates are scored together: per pixel, one value per character (the last lanes empty),
+/// so a single pass over a patch scores all 37 in vector registers.
+pub(super) const LANES: usize = 40;
+const _: () = assert!(ALPHABET.len() <= LANES);
 
 /// All templates, in a box one character cell wide.
 #[derive(Debug, Clone)]
@@ -55,6 +59,8 @@ pub(super) struct Templates {
     /// whose fillers have merged into one blob.
     pub half_chevron_per_em: f32,
     pub glyphs: Vec<Template>,
+    /// `glyphs`' values pixel by pixel, `LANES` per pixel.
+    pub interleaved: Vec<f32>,
 }
 
 impl Templates {
@@ -69,14 +75,20 @@ impl Templates {
         let chevron = bounds('<')?;
         let cap_height = -cap.min.y;
         // Digits rise a little above capitals and `Q`, `J` dip below the baseline: margins keep
-        // them whole.
-        let width = advance.round() as usize;
+        // them whole. Rows a multiple of 4 wide vectorise without remainder.
+        let width = (advance.round() as usize).next_multiple_of(4);
         let top = (cap_height * 1.18).ceil();
         let height = (top + cap_height * 0.14).ceil() as usize;
         let mut glyphs = Vec::with_capacity(ALPHABET.len());
         for &c in ALPHABET {
             let coverage = rasterise(font, char::from(c), width, height, top)?;
-            glyphs.push(normalise(char::from(c), coverage));
+            glyphs.push(normalise(coverage));
+        }
+        let mut interleaved = vec![0f32; width * height * LANES];
+        for (lane, glyph) in glyphs.iter().enumerate() {
+            for (pixel, &value) in glyph.values.iter().enumerate() {
+                interleaved[pixel * LANES + lane] = value;
+            }
         }
         Some(Self {
             width,
@@ -87,6 +99,7 @@ impl Templates {
             cap_per_em: cap_height / EM,
             half_chevron_per_em: chevron.width() / 2.0 / EM,
             glyphs,
+            interleaved,
         })
     }
 }
@@ -109,11 +122,11 @@ fn rasterise(font: &FontRef<'static>, c: char, width: usize, height: usize, base
     Some(coverage)
 }
 
-fn normalise(ch: char, coverage: Vec<f32>) -> Template {
+fn normalise(coverage: Vec<f32>) -> Template {
     let mean = coverage.iter().sum::<f32>() / coverage.len().max(1) as f32;
     let values: Vec<f32> = coverage.into_iter().map(|v| v - mean).collect();
     let norm = values.iter().map(|v| v * v).sum::<f32>().sqrt();
-    Template { ch, values, norm }
+    Template { values, norm }
 }
 
 #[cfg(test)]
@@ -124,13 +137,15 @@ mod tests {
     fn every_mrz_character_has_a_distinct_template() {
         let t = templates().expect("templates");
         assert_eq!(t.glyphs.len(), 37);
-        assert!((20..=26).contains(&t.width), "{}", t.width);
+        assert_eq!(t.width, 24);
+        assert!(ALPHABET.len() <= LANES);
         assert!(t.height > t.width);
+        let name = |i: usize| char::from(ALPHABET[i]);
         for (i, a) in t.glyphs.iter().enumerate() {
-            assert!(a.norm > 1.0, "{} is empty", a.ch);
-            for b in &t.glyphs[i + 1..] {
+            assert!(a.norm > 1.0, "{} is empty", name(i));
+            for (j, b) in t.glyphs.iter().enumerate().skip(i + 1) {
                 let similarity: f32 = a.values.iter().zip(&b.values).map(|(x, y)| x * y).sum::<f32>() / (a.norm * b.norm);
-                assert!(similarity < 0.95, "{} and {} look alike: {similarity}", a.ch, b.ch);
+                assert!(similarity < 0.95, "{} and {} look alike: {similarity}", name(i), name(j));
             }
         }
     }
@@ -138,12 +153,12 @@ mod tests {
     #[test]
     fn glyphs_sit_inside_the_box() {
         let t = templates().expect("templates");
-        for g in &t.glyphs {
-            let max = g.values.iter().cloned().fold(f32::MIN, f32::max);
+        for (i, g) in t.glyphs.iter().enumerate() {
+            let max = g.values.iter().copied().fold(f32::MIN, f32::max);
             let edge_rows = [0, t.height - 1];
             for row in edge_rows {
                 let line = &g.values[row * t.width..(row + 1) * t.width];
-                assert!(line.iter().all(|&v| v < max * 0.5), "{} touches row {row}", g.ch);
+                assert!(line.iter().all(|&v| v < max * 0.5), "{} touches row {row}", char::from(ALPHABET[i]));
             }
         }
         assert!((0.55..0.6).contains(&t.advance_per_em), "{}", t.advance_per_em);

@@ -136,7 +136,11 @@ fn line_cells(run: &Run, frame: Frame, height: f32, half_chevron: f32, cells: us
         return None;
     }
     let tall: Vec<f32> = spans.iter().filter(|s| s.3).map(|s| s.2).collect();
-    let v = if tall.is_empty() { median(spans.iter().map(|s| s.2).collect()) } else { median(tall) };
+    let v = if tall.is_empty() {
+        median(spans.iter().map(|s| s.2).collect())
+    } else {
+        median(tall)
+    };
     Some(LineCells { v, u_first, pitch, cells })
 }
 
@@ -152,55 +156,82 @@ fn glyph_spacing(run: &Run, frame: Frame, height: f32) -> Option<f32> {
         })
         .collect();
     centres.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let gaps: Vec<f32> = centres.windows(2).map(|w| w[1].0 - w[0].0).filter(|&d| d > 0.4 * height && d < 1.6 * height).collect();
+    let gaps: Vec<f32> = centres
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .filter(|&d| d > 0.4 * height && d < 1.6 * height)
+        .collect();
     (gaps.len() >= 6).then(|| median(gaps))
 }
 
-/// `line` of `layout` resampled so its glyphs have the templates' size and its cells lie at
-/// `Strip::cells` on a horizontal line `PAD_Y + templates.centre_y` from the top.
-pub(super) fn strip(gray: &GrayImage, layout: &Layout, line: &LineCells, templates: &Templates) -> Strip {
-    let scale = EM / layout.em;
+/// `line` of `layout` resampled so glyphs printed at font size `em` get the templates' size and
+/// its cells lie at `Strip::cells` on a horizontal line `PAD_Y + templates.centre_y` from the top.
+pub(super) fn strip(gray: &GrayImage, layout: &Layout, line: &LineCells, em: f32, templates: &Templates) -> Strip {
+    let scale = EM / em;
     let margin = templates.width as f32;
     let step = line.pitch * scale;
     let width = ((line.cells - 1) as f32 * step + 2.0 * margin).ceil() as usize;
     let height = templates.height + 2 * PAD_Y;
     let centre_y = PAD_Y as f32 + templates.centre_y;
-    // Several samples per output pixel when shrinking, so thin strokes are averaged, not missed.
-    let samples = (1.0 / scale).ceil().clamp(1.0, 4.0) as usize;
+    // Several samples per output pixel when shrinking by more than 1.6, so thin strokes are
+    // averaged, not missed.
+    let samples = (0.6 / scale).ceil().clamp(1.0, 3.0) as usize;
+    let sub = 1.0 / samples as f32;
+    // The strip is an affine image of the source: a start point and a step per strip pixel
+    // along and across the line (pixel centres at half-integers in both).
+    let (along_x, along_y) = layout.frame.to_image(1.0 / scale, 0.0);
+    let (across_x, across_y) = layout.frame.to_image(0.0, 1.0 / scale);
+    let (origin_x, origin_y) = layout.frame.to_image(line.u_first - margin / scale, line.v - centre_y / scale);
+    let source = Source::new(gray);
     let mut ink = vec![0f32; width * height];
     for y in 0..height {
         for x in 0..width {
             let mut total = 0f32;
             for sy in 0..samples {
+                let fy = y as f32 + (sy as f32 + 0.5) * sub;
                 for sx in 0..samples {
-                    let fx = x as f32 + (sx as f32 + 0.5) / samples as f32;
-                    let fy = y as f32 + (sy as f32 + 0.5) / samples as f32;
-                    let u = line.u_first + (fx - margin) / scale;
-                    let v = line.v + (fy - centre_y) / scale;
-                    let (ix, iy) = layout.frame.to_image(u, v);
-                    total += bilinear(gray, ix - 0.5, iy - 0.5);
+                    let fx = x as f32 + (sx as f32 + 0.5) * sub;
+                    let px = origin_x + fx * along_x + fy * across_x;
+                    let py = origin_y + fx * along_y + fy * across_y;
+                    total += source.bilinear(px - 0.5, py - 0.5);
                 }
             }
-            ink[y * width + x] = 255.0 - total / (samples * samples) as f32;
+            ink[y * width + x] = 255.0 - total * sub * sub;
         }
     }
     let cells = (0..line.cells).map(|k| margin + k as f32 * step).collect();
     Strip { width, height, ink, cells }
 }
 
-/// The grey level at a point between pixel centres, edges extended.
-fn bilinear(gray: &GrayImage, x: f32, y: f32) -> f32 {
-    let (w, h) = (gray.width() as i64, gray.height() as i64);
-    let (fx, fy) = (x.floor(), y.floor());
-    let (ax, ay) = (x - fx, y - fy);
-    let at = |px: i64, py: i64| -> f32 {
-        let (cx, cy) = (px.clamp(0, w - 1), py.clamp(0, h - 1));
-        f32::from(gray.as_raw()[(cy * w + cx) as usize])
-    };
-    let (ix, iy) = (fx as i64, fy as i64);
-    let top = at(ix, iy) * (1.0 - ax) + at(ix + 1, iy) * ax;
-    let bottom = at(ix, iy + 1) * (1.0 - ax) + at(ix + 1, iy + 1) * ax;
-    top * (1.0 - ay) + bottom * ay
+/// Grey levels to interpolate in.
+struct Source<'a> {
+    raw: &'a [u8],
+    width: usize,
+    height: usize,
+}
+
+impl<'a> Source<'a> {
+    fn new(gray: &'a GrayImage) -> Self {
+        Self {
+            raw: gray.as_raw(),
+            width: gray.width() as usize,
+            height: gray.height() as usize,
+        }
+    }
+
+    /// The grey level at a point between pixel centres, edges extended.
+    fn bilinear(&self, x: f32, y: f32) -> f32 {
+        let (w, h) = (self.width, self.height);
+        let (x, y) = (x.clamp(0.0, (w - 1) as f32), y.clamp(0.0, (h - 1) as f32));
+        // Truncation is the floor here: both are non-negative.
+        let (ix, iy) = (x as usize, y as usize);
+        let (ax, ay) = (x - ix as f32, y - iy as f32);
+        let (nx, ny) = ((ix + 1).min(w - 1), (iy + 1).min(h - 1));
+        let at = |px: usize, py: usize| f32::from(self.raw[py * w + px]);
+        let top = at(ix, iy) + (at(nx, iy) - at(ix, iy)) * ax;
+        let bottom = at(ix, ny) + (at(nx, ny) - at(ix, ny)) * ax;
+        top + (bottom - top) * ay
+    }
 }
 
 #[cfg(test)]
@@ -256,7 +287,10 @@ mod tests {
         let pitch = 31.0;
         let h = pitch / t.advance_per_em * t.cap_per_em * 1.04;
         let slope = 0.02;
-        let z = zone((0..3).map(|k| run(30, 15 + k, pitch, h, 400.0 + 50.0 * k as f32, slope)).collect(), slope);
+        let z = zone(
+            (0..3).map(|k| run(30, 15 + k, pitch, h, 400.0 + 50.0 * k as f32, slope)).collect(),
+            slope,
+        );
         let found = layout(&z, 30, t).expect("30 cells");
         for line in &found.lines {
             assert!((line.pitch - pitch * (1.0 + slope * slope).sqrt()).abs() < 0.2, "{line:?}");
@@ -270,8 +304,14 @@ mod tests {
     #[test]
     fn strip_is_upright_and_at_template_size() {
         let t = templates().expect("templates");
-        // A dark bar 60 px long, 20 px high, centred on (200, 100), in a 400 × 200 image.
-        let gray = GrayImage::from_fn(400, 200, |x, y| Luma([if (170..230).contains(&x) && (90..110).contains(&y) { 0 } else { 255 }]));
+        // A dark bar 20 px long, 8 px high, centred on (200, 100), in a 400 × 200 image.
+        let gray = GrayImage::from_fn(400, 200, |x, y| {
+            Luma([if (190..210).contains(&x) && (96..104).contains(&y) {
+                0
+            } else {
+                255
+            }])
+        });
         let em = 20.0;
         let layout = Layout {
             frame: Frame::new(0.0),
@@ -284,15 +324,19 @@ mod tests {
             pitch: em * t.advance_per_em,
             cells: 3,
         };
-        let strip = strip(&gray, &layout, &line, t);
+        let strip = strip(&gray, &layout, &line, em, t);
         let scale = EM / em;
         assert_eq!(strip.cells.len(), 3);
         assert!((strip.cells[1] - strip.cells[0] - t.advance).abs() < 0.01);
         let row = (PAD_Y as f32 + t.centre_y) as usize;
         let at = |x: f32, y: usize| strip.ink[y * strip.width + x as usize];
         assert!(at(strip.cells[0], row) > 250.0);
-        assert!(at(strip.cells[0] + 25.0 * scale, row) > 250.0, "bar ends 30 px right of the centre");
-        assert!(at(strip.cells[0] + 35.0 * scale, row) < 5.0);
-        assert!(at(strip.cells[0], row + (12.0 * scale) as usize) < 5.0);
+        assert!(
+            at(strip.cells[0] + 8.0 * scale, row) > 250.0,
+            "the bar ends 10 px right of the centre"
+        );
+        assert!(at(strip.cells[0] + 12.0 * scale, row) < 5.0);
+        assert!(at(strip.cells[0], row + (2.0 * scale) as usize) > 250.0);
+        assert!(at(strip.cells[0], row + (6.0 * scale) as usize) < 5.0);
     }
 }
