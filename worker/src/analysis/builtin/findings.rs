@@ -1,6 +1,7 @@
 //! What the checks of one document add up to before the verdict: the anomalies, what positively
 //! established the document, and the descriptive fields of the consultation.
 
+use common::analysis::{Check, CheckOutcome};
 use common::domain::{Anomaly, TwoDDoc};
 
 use crate::analysis::catalogue;
@@ -27,6 +28,8 @@ pub struct Findings {
     pub document_type: String,
     pub document_country: Option<String>,
     pub holder_age: Option<u32>,
+    /// The checks performed, in the order they ran.
+    pub checks: Vec<CheckOutcome>,
 }
 
 impl Findings {
@@ -38,6 +41,15 @@ impl Findings {
             document_type: "inconnu".to_owned(),
             document_country: None,
             holder_age: None,
+            checks: Vec::new(),
+        }
+    }
+
+    /// Records that `check` ran; run twice (front and back), it passes only if both passed.
+    pub fn checked(&mut self, check: Check, passed: bool) {
+        match self.checks.iter_mut().find(|c| c.check == check) {
+            Some(outcome) => outcome.passed &= passed,
+            None => self.checks.push(CheckOutcome { check, passed }),
         }
     }
 

@@ -3,6 +3,7 @@
 //! one; forensics on both sides. The selfie is the engine's caller's concern (see `selfie`).
 
 use chrono::NaiveDate;
+use common::analysis::Check;
 use common::domain::Anomaly;
 
 use super::file::OpenedFile;
@@ -58,6 +59,7 @@ fn zone_of(image: &image::DynamicImage, today: NaiveDate) -> Option<Mrz> {
 /// Concludes on the document from its zone and its seal.
 pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
     let mut findings = Findings::new();
+    findings.checked(Check::FileIntegrity, reading.forensics.is_empty());
     findings.add(reading.forensics);
     match &reading.mrz {
         Some(zone) => weigh_zone(&mut findings, zone, today),
@@ -66,13 +68,18 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
     match reading.seal {
         SealOutcome::Read(finding) => {
             findings.add(seal::signature_anomalies(&finding));
+            findings.checked(Check::TwoDDocSignature, finding.signature_verified());
             let data_matches = reading
                 .seal_side_text
                 .as_ref()
                 .is_some_and(|text| data_matches::compare_visible(&finding, text).mismatched.is_empty());
             match reading.seal_side_text {
-                Some(_) if !data_matches => findings.add_code("twoddoc_data_mismatch"),
-                Some(_) => {}
+                Some(_) => {
+                    findings.checked(Check::TwoDDocData, data_matches);
+                    if !data_matches {
+                        findings.add_code("twoddoc_data_mismatch");
+                    }
+                }
                 None => findings.add_code("visible_text_unavailable"),
             }
             if !finding.signature_verified() || !data_matches {
@@ -92,6 +99,10 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
 
 fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
     let zone_findings = mrz::findings(zone, today);
+    findings.checked(Check::MrzCheckDigits, zone.all_checks_ok() && zone.unreadable.is_empty());
+    if zone_findings.valid_until.is_some() {
+        findings.checked(Check::DocumentValidity, !zone_findings.expired);
+    }
     findings.add(zone_findings.anomalies);
     if zone_findings.holder_age.is_some_and(|age| age < MAJORITY) {
         findings.add_code("holder_minor");

@@ -193,6 +193,7 @@ fn report(findings: Findings, pages: u32) -> AnalysisReport {
         two_d_doc: findings.two_d_doc,
         holder_age: findings.holder_age,
         pages,
+        checks: findings.checks,
     }
 }
 

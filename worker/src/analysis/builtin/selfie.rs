@@ -2,7 +2,7 @@
 //! external service a selfie is reported `selfie_not_checked`; with one, its face match and fraud
 //! signals join the findings, and its silence is reported rather than failing the document.
 
-use common::analysis::AnalysisInput;
+use common::analysis::{AnalysisInput, Check};
 
 use super::findings::Findings;
 use common::document::sniff;
@@ -26,6 +26,9 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
     };
     match external.analyse(request).await {
         Ok(verdict) => {
+            if let (true, Some(matched)) = (verdict.selfie_checked, verdict.selfie_match) {
+                findings.checked(Check::SelfieMatch, matched);
+            }
             findings.add(verdict.anomalies);
             if input.selfie.is_some() && !verdict.selfie_checked {
                 findings.add_code("selfie_not_checked");

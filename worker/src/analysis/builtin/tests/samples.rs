@@ -1,6 +1,7 @@
 //! Every sample of `shared/data/samples` gives its manifest's findings: verdict, seal outcome, document
 //! type and country, and the expected anomalies; the samples refused at deposit are refused here too.
 
+use common::analysis::{Check, CheckOutcome};
 use common::domain::DocumentCategory;
 use serde_json::Value;
 
@@ -81,6 +82,20 @@ async fn every_sample_gives_its_manifest_findings() {
             (Value::Object(seal), None) if seal["present"] == false => {}
             (Value::Null, None) => {}
             (seal, found) => panic!("{path}: expected seal {seal}, found {found:?}"),
+        }
+        let outcome = |check: Check| report.checks.iter().find(|c| c.check == check).map(|c: &CheckOutcome| c.passed);
+        assert_eq!(
+            outcome(Check::SelfieMatch),
+            None,
+            "{path}: the built-in engine never compares a selfie"
+        );
+        assert!(outcome(Check::FileIntegrity).is_some(), "{path}: forensics always run");
+        if let Some(verified) = expected["twoDDoc"]["signatureVerified"].as_bool() {
+            assert_eq!(outcome(Check::TwoDDocSignature), Some(verified), "{path}");
+            assert_eq!(outcome(Check::TwoDDocData), expected["twoDDoc"]["dataMatches"].as_bool(), "{path}");
+        }
+        if let Some(valid) = expected["mrz"]["checkDigitsValid"].as_bool() {
+            assert_eq!(outcome(Check::MrzCheckDigits), Some(valid), "{path}");
         }
         if let Some(kind) = expected["documentKind"].as_str() {
             assert_eq!(report.document_type, document_type(kind), "{path}");
