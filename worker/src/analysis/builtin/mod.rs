@@ -115,6 +115,9 @@ impl BuiltinEngine {
         if let Err(error) = ocr.probe() {
             tracing::warn!(%error, "OCR is unavailable: photographed documents cannot have their text compared with their seal");
         }
+        if let Err(error) = super::datamatrix::render::probe(&super::datamatrix::render::RenderOptions::default()) {
+            tracing::warn!(%error, "pdftoppm is unavailable: 2D-Doc seals drawn as vectors in PDFs will not be found");
+        }
         let external = options.external.map(ExternalEngine::new).transpose()?;
         tracing::info!(
             authorities = trust.authorities().count(),

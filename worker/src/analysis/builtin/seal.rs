@@ -5,6 +5,8 @@ use common::domain::{Anomaly, TwoDDoc};
 
 use super::file::OpenedFile;
 use super::findings::anomaly;
+use crate::analysis::datamatrix::pdf::decode_in_pdf_rendered;
+use crate::analysis::datamatrix::render::RenderOptions;
 use crate::analysis::datamatrix::{self, DecodedCode};
 use crate::analysis::twoddoc::{self, SignatureStatus, TrustStore, TwoDDocError, TwoDDocFinding};
 
@@ -18,11 +20,13 @@ pub enum SealOutcome {
     Read(Box<TwoDDocFinding>),
 }
 
-/// Looks for a seal in the file and reads the first 2D-Doc found (a document carries one).
+/// Looks for a seal in the file and reads the first 2D-Doc found (a document carries one). In a PDF, a seal
+/// drawn with vector paths is found on the rendered page; where pdftoppm is missing or fails, only the
+/// embedded images are searched (logged, not an anomaly: the document is judged as before rendering existed).
 pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> SealOutcome {
     let codes = match &file.image {
         Some(image) => datamatrix::decode_in_image(image),
-        None => match datamatrix::decode_in_pdf(file.bytes) {
+        None => match decode_in_pdf_rendered(file.bytes, &RenderOptions::default()) {
             Ok(codes) => codes,
             Err(error) => return SealOutcome::NotRead(twoddoc::unreadable(format!("the PDF page could not be searched: {error}"))),
         },

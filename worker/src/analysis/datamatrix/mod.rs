@@ -1,12 +1,15 @@
 //! DataMatrix location and decoding for 2D-Doc seals: in raster images (JPEG/PNG/WebP/TIFF, photos of
 //! pages included) and in the images embedded in a PDF's first page.
 //!
-//! A code drawn with vector paths in a PDF is not found here: the caller reports it `unreadable`.
+//! A code drawn with vector paths in a PDF is found by [`pdf::decode_in_pdf_rendered`], which renders the
+//! page with poppler's pdftoppm ([`render`]) when the embedded images hold no code.
 //! All work is bounded: images over [`MAX_PIXELS`] are refused, at most [`decode::MAX_ATTEMPTS`]
-//! image variants are tried, and a PDF contributes at most [`pdf::MAX_IMAGES`] images of its first page.
+//! image variants are tried, a PDF contributes at most [`pdf::MAX_IMAGES`] images of its first page, and
+//! a render is at most [`render::MAX_SIDE`] pixels on its longest side and killed at its timeout.
 
 pub mod decode;
 pub mod pdf;
+pub mod render;
 
 pub use decode::decode_in_image;
 pub use pdf::decode_in_pdf;

@@ -1,5 +1,6 @@
 //! The raster images of a PDF's first page (image XObjects, also inside form XObjects), decoded into
-//! [`image::DynamicImage`]s and searched for DataMatrix symbols.
+//! [`image::DynamicImage`]s and searched for DataMatrix symbols; and, for a seal drawn with vector paths,
+//! the same search on the page rendered by [`super::render`] when the embedded images hold none.
 
 use std::collections::HashSet;
 use std::io::Cursor;
@@ -7,6 +8,7 @@ use std::io::Cursor;
 use image::{DynamicImage, GrayImage, Luma, Rgb, RgbImage};
 use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId, Stream};
 
+use super::render::{self, RenderError, RenderOptions};
 use super::{decode_in_image, DatamatrixError, DecodedCode, MAX_PIXELS};
 
 /// At most this many images of the first page are examined.
@@ -15,29 +17,108 @@ pub const MAX_IMAGES: usize = 20;
 const MAX_FORM_DEPTH: usize = 3;
 /// Ceiling on any single decompressed stream while loading.
 const MAX_STREAM_BYTES: usize = 128 * 1024 * 1024;
+/// How many `Parent` links are followed up the page tree for an inherited MediaBox.
+const MAX_TREE_DEPTH: usize = 32;
 
 /// Every DataMatrix symbol found in the images embedded in the first page of the PDF `bytes`.
 pub fn decode_in_pdf(bytes: &[u8]) -> Result<Vec<DecodedCode>, DatamatrixError> {
+    Ok(search(first_page_images(bytes)?))
+}
+
+/// Every DataMatrix symbol of the first page of the PDF `bytes`: those of its embedded images, or when
+/// they hold none, those found on the page rendered with pdftoppm (a seal drawn with vector paths).
+/// Blocking: call it from a blocking thread.
+///
+/// A render that cannot happen (pdftoppm missing, killed at `options.timeout`, failing on the file) leaves
+/// the embedded images' result, logged but not an error: the document is then judged as before rendering
+/// existed. Errors are those of reading the PDF's structure, as for [`decode_in_pdf`].
+pub fn decode_in_pdf_rendered(bytes: &[u8], options: &RenderOptions) -> Result<Vec<DecodedCode>, DatamatrixError> {
+    // One parse for both passes; the document is dropped before the render.
+    let (embedded, page_size) = {
+        let doc = load(bytes)?;
+        let page_id = first_page_id(&doc)?;
+        (search(page_images(&doc, page_id)?), media_box_size(&doc, page_id))
+    };
+    if !embedded.is_empty() {
+        return Ok(embedded);
+    }
+    match render::render_with_page_size(bytes, page_size, options) {
+        Ok(page) => Ok(search(vec![page])),
+        Err(RenderError::Unavailable(reason)) => {
+            tracing::debug!(%reason, "page rendering unavailable: vector-drawn DataMatrix codes are not searched");
+            Ok(embedded)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the first page could not be rendered: vector-drawn DataMatrix codes are not searched");
+            Ok(embedded)
+        }
+    }
+}
+
+/// The distinct codes of `images`, in order of discovery.
+fn search(images: Vec<DynamicImage>) -> Vec<DecodedCode> {
     let mut out: Vec<DecodedCode> = Vec::new();
-    for img in first_page_images(bytes)? {
+    for img in images {
         for code in decode_in_image(&img) {
             if !out.contains(&code) {
                 out.push(code);
             }
         }
     }
-    Ok(out)
+    out
+}
+
+fn load(bytes: &[u8]) -> Result<Document, DatamatrixError> {
+    let options = LoadOptions {
+        max_decompressed_size: Some(MAX_STREAM_BYTES),
+        ..LoadOptions::default()
+    };
+    Document::load_mem_with_options(bytes, options).map_err(|e| DatamatrixError::Pdf(e.to_string()))
+}
+
+fn first_page_id(doc: &Document) -> Result<ObjectId, DatamatrixError> {
+    doc.get_pages().values().next().copied().ok_or(DatamatrixError::NoPage)
+}
+
+/// Width and height in points of the first page's MediaBox, `None` if the PDF or the box cannot be read.
+pub(super) fn first_page_size(bytes: &[u8]) -> Option<(f64, f64)> {
+    let doc = load(bytes).ok()?;
+    media_box_size(&doc, first_page_id(&doc).ok()?)
+}
+
+/// Width and height in points of a page's MediaBox, its own or inherited from the page tree; `None` when
+/// missing, malformed or empty.
+fn media_box_size(doc: &Document, page_id: ObjectId) -> Option<(f64, f64)> {
+    let mut node = doc.get_dictionary(page_id).ok()?;
+    for _ in 0..MAX_TREE_DEPTH {
+        if let Ok(value) = node.get(b"MediaBox") {
+            let (_, value) = doc.dereference(value).ok()?;
+            let corners = value.as_array().ok()?;
+            if corners.len() != 4 {
+                return None;
+            }
+            let mut v = [0f64; 4];
+            for (slot, corner) in v.iter_mut().zip(corners) {
+                let (_, corner) = doc.dereference(corner).ok()?;
+                *slot = f64::from(corner.as_float().ok()?);
+            }
+            // Corners may come in any order.
+            let (w, h) = ((v[2] - v[0]).abs(), (v[3] - v[1]).abs());
+            return (w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0).then_some((w, h));
+        }
+        node = doc.get_dictionary(node.get(b"Parent").ok()?.as_reference().ok()?).ok()?;
+    }
+    None
 }
 
 /// The decodable raster images of the first page, at most [`MAX_IMAGES`]; unsupported encodings
 /// (JPX, JBIG2, CCITT, indexed colour…) are skipped.
 pub fn first_page_images(bytes: &[u8]) -> Result<Vec<DynamicImage>, DatamatrixError> {
-    let options = LoadOptions {
-        max_decompressed_size: Some(MAX_STREAM_BYTES),
-        ..LoadOptions::default()
-    };
-    let doc = Document::load_mem_with_options(bytes, options).map_err(|e| DatamatrixError::Pdf(e.to_string()))?;
-    let page_id = *doc.get_pages().values().next().ok_or(DatamatrixError::NoPage)?;
+    let doc = load(bytes)?;
+    page_images(&doc, first_page_id(&doc)?)
+}
+
+fn page_images(doc: &Document, page_id: ObjectId) -> Result<Vec<DynamicImage>, DatamatrixError> {
     let (own, inherited) = doc.get_page_resources(page_id).map_err(|e| DatamatrixError::Pdf(e.to_string()))?;
     let mut resources: Vec<(&Dictionary, usize)> = own.into_iter().map(|d| (d, 0)).collect();
     resources.extend(inherited.into_iter().filter_map(|id| doc.get_dictionary(id).ok()).map(|d| (d, 0)));
@@ -67,7 +148,7 @@ pub fn first_page_images(bytes: &[u8]) -> Result<Vec<DynamicImage>, DatamatrixEr
             let Ok(stream) = object.as_stream() else { continue };
             visited_streams += 1;
             match stream.dict.get(b"Subtype").and_then(Object::as_name) {
-                Ok(b"Image") => match stream_to_image(&doc, stream) {
+                Ok(b"Image") => match stream_to_image(doc, stream) {
                     Some(img) => images.push(img),
                     None => tracing::debug!("embedded image skipped (unsupported encoding)"),
                 },
@@ -209,6 +290,7 @@ fn decode_jpeg(data: &[u8]) -> Option<DynamicImage> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::render::tests::{require_pdftoppm, vector_symbol_pdf};
     use super::super::testutil::{symbol, PAYLOAD};
     use super::*;
     use lopdf::{dictionary, Stream};
@@ -310,5 +392,75 @@ mod tests {
     #[test]
     fn not_a_pdf_is_an_error() {
         assert!(decode_in_pdf(b"hello").is_err());
+        assert!(matches!(
+            decode_in_pdf_rendered(b"hello", &RenderOptions::default()),
+            Err(DatamatrixError::Pdf(_))
+        ));
+    }
+
+    #[test]
+    fn a_vector_drawn_symbol_is_found_by_rendering_only() {
+        require_pdftoppm();
+        // 1.5 pt modules (0.53 mm, 4.2 px at 200 dpi) and 1.2 pt (0.42 mm, 3.3 px: the small end of real seals).
+        for module in [1.5, 1.2] {
+            let pdf = vector_symbol_pdf(PAYLOAD, module);
+            assert!(decode_in_pdf(&pdf).expect("pdf").is_empty(), "no embedded image to find it in");
+            let started = std::time::Instant::now();
+            let found = decode_in_pdf_rendered(&pdf, &RenderOptions::default()).expect("pdf");
+            eprintln!(
+                "vector-drawn symbol ({module} pt modules): decode_in_pdf_rendered took {:?}",
+                started.elapsed()
+            );
+            assert_eq!(found, expected(), "{module} pt modules");
+        }
+    }
+
+    #[test]
+    fn a_render_that_cannot_happen_leaves_the_embedded_result() {
+        let pdf = vector_symbol_pdf(PAYLOAD, 1.5);
+        let missing = RenderOptions {
+            program: "/nonexistent/pdftoppm".into(),
+            ..RenderOptions::default()
+        };
+        assert_eq!(decode_in_pdf_rendered(&pdf, &missing).expect("pdf"), Vec::new());
+        require_pdftoppm();
+        let hurried = RenderOptions {
+            timeout: std::time::Duration::from_millis(1),
+            ..RenderOptions::default()
+        };
+        // Killed (nothing found) or, on a very fast machine, done in time (found): never an error or a panic.
+        let found = decode_in_pdf_rendered(&pdf, &hurried).expect("pdf");
+        assert!(found.is_empty() || found == expected(), "{found:?}");
+    }
+
+    /// The reference samples carry their seal as an embedded image: found without rendering (the program is
+    /// missing); the invoice without a seal is rendered and searched in vain, the worst case for time.
+    #[test]
+    fn shared_samples_with_rendering() {
+        const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/samples/administratif/");
+        let read = |file: &str| {
+            std::fs::read(format!("{DIR}{file}"))
+                .unwrap_or_else(|e| panic!("{DIR}{file}: {e} (the reference data must sit beside the project)"))
+        };
+        let no_renderer = RenderOptions {
+            program: "/nonexistent/pdftoppm".into(),
+            ..RenderOptions::default()
+        };
+        for (file, header) in [
+            ("sample-avis-impot-v04-rfr-modifie.pdf", "DC04FR000001"),
+            ("sample-bulletin-v03-montant-different.pdf", "DC03FR000001"),
+            ("sample-facture-v04.pdf", "DC04FR000001"),
+            ("sample-facture-deux-pages.pdf", "DC04FR000001"),
+        ] {
+            let codes = decode_in_pdf_rendered(&read(file), &no_renderer).expect(file);
+            assert_eq!(codes.len(), 1, "{file}: {codes:?}");
+            assert!(codes[0].payload.starts_with(header.as_bytes()), "{file}");
+        }
+        require_pdftoppm();
+        let bytes = read("sample-facture-sans-2ddoc.pdf");
+        let started = std::time::Instant::now();
+        let found = decode_in_pdf_rendered(&bytes, &RenderOptions::default()).expect("sans 2ddoc");
+        eprintln!("sample-facture-sans-2ddoc.pdf: decode_in_pdf_rendered took {:?}", started.elapsed());
+        assert!(found.is_empty(), "{found:?}");
     }
 }
