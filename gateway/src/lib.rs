@@ -2,13 +2,14 @@
 //! outbox relay and the housekeeping sweeper.
 pub mod api;
 pub mod auth;
+pub mod authenticity;
 pub mod certificate;
 pub mod error;
 pub mod input;
+pub mod journey;
 pub mod middleware;
 pub mod openapi;
 pub mod ops;
-pub mod pages;
 pub mod rate_limit;
 pub mod recorder;
 pub mod relay;

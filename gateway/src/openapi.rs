@@ -581,6 +581,21 @@ processed finishes and its result stays valid.",
             ("410", html_response("Expired link.")),
             ("500", html_response("The service is unavailable; try again shortly.")),
         ]),
+        "authenticityPage" => Details::new(
+            "Journey",
+            (
+                "200",
+                html_response("The certificate is genuine: its id, analysis date, category and verdict, no personal data."),
+            ),
+            &[],
+        )
+        .other(vec![
+            (
+                "404",
+                html_response("The link is not a valid certificate link (forged or altered)."),
+            ),
+            ("500", html_response("The service is unavailable; try again shortly.")),
+        ]),
         _ => return None,
     };
     Some(details)
@@ -1268,7 +1283,8 @@ mod tests {
                 all.contains("read_only_key"),
                 "{id}"
             );
-            if route.path != "/v/{token}" {
+            // The HTML pages answer their own 500 page instead of the JSON error.
+            if !["/v/{token}", "/authenticite/{link}"].contains(&route.path) {
                 assert!(all.contains("internal_error"), "{id}");
             }
             if route.authenticated && route.path.contains("{id}") {

@@ -161,19 +161,39 @@ pub fn table() -> Vec<Route> {
             "journeyPage",
             "The customer journey page behind a verificationUrl",
             false,
-            get(crate::pages::journey)
+            get(crate::journey::pages::journey)
+        ),
+        route!(
+            GET,
+            "/authenticite/{link}",
+            "authenticityPage",
+            "The public page behind a certificate's QR code, confirming it was issued by Sceau",
+            false,
+            get(crate::authenticity::page)
         ),
     ]
 }
 
-/// The router of every route of [`table`], paths with several methods merged.
+/// The endpoints the journey page's own script calls. They belong to the page, not to the public
+/// API a client integrates with, so they are not in [`table`] (nor in the OpenAPI document): the
+/// session token in the path is their only credential and their callers are our own pages.
+pub fn page_routes() -> Vec<(Method, &'static str, MethodRouter<AppState>)> {
+    use crate::journey::uploads;
+    vec![
+        (Method::POST, "/v/{token}/files/{side}", post(uploads::upload)),
+        (Method::POST, "/v/{token}/submit", post(uploads::submit)),
+        (Method::GET, "/v/{token}/status", get(uploads::status)),
+    ]
+}
+
+/// The router of every route of [`table`] and [`page_routes`], paths with several methods merged.
 pub fn router() -> Router<AppState> {
     let mut by_path: Vec<(&'static str, MethodRouter<AppState>)> = Vec::new();
-    for route in table() {
-        let handler = (route.handler)();
-        match by_path.iter_mut().find(|(p, _)| *p == route.path) {
+    let routes = table().into_iter().map(|r| (r.path, (r.handler)()));
+    for (path, handler) in routes.chain(page_routes().into_iter().map(|(_, p, h)| (p, h))) {
+        match by_path.iter_mut().find(|(p, _)| *p == path) {
             Some((_, existing)) => *existing = std::mem::take(existing).merge(handler),
-            None => by_path.push((route.path, handler)),
+            None => by_path.push((path, handler)),
         }
     }
     by_path

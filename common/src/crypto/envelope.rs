@@ -30,6 +30,8 @@ pub enum EnvelopeError {
 pub struct MasterKeys {
     current: String,
     keys: HashMap<String, LessSafeKey>,
+    /// Per master key, the HKDF pseudo-random key other secrets are derived from (see [`Self::derived_keys`]).
+    derivation: HashMap<String, ring::hkdf::Prk>,
 }
 
 impl std::fmt::Debug for MasterKeys {
@@ -94,6 +96,7 @@ impl MasterKeys {
 
     fn parse(text: &str) -> Result<Self, String> {
         let mut keys = HashMap::new();
+        let mut derivation = HashMap::new();
         let mut current = None;
         for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
             let (id, b64) = line.split_once(':').ok_or("a line is not `<id>:<base64>`")?;
@@ -102,10 +105,14 @@ impl MasterKeys {
                 return Err(format!("key `{id}` must be 32 bytes with a short id"));
             }
             keys.insert(id.to_owned(), aead_key(&bytes).map_err(|e| e.to_string())?);
+            derivation.insert(
+                id.to_owned(),
+                ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, DERIVATION_SALT).extract(&bytes),
+            );
             current = Some(id.to_owned());
         }
         let current = current.ok_or("no key in file")?;
-        Ok(Self { current, keys })
+        Ok(Self { current, keys, derivation })
     }
 
     /// Encrypts `plaintext` under a fresh data key bound to `associated_data`.
@@ -182,6 +189,39 @@ fn split(bytes: &[u8], at: usize) -> Result<(&[u8], &[u8]), EnvelopeError> {
 
 fn nonce(bytes: &[u8]) -> Result<Nonce, EnvelopeError> {
     Nonce::try_assume_unique_for_key(bytes).map_err(|_| EnvelopeError::Format)
+}
+
+/// Salt of the HKDF extraction from master keys: fixed, so derived keys survive restarts.
+const DERIVATION_SALT: &[u8] = b"sceau master key derivation v1";
+
+/// Keys for other uses than sealing (signing public links), derived from the master keys so they
+/// need no storage of their own, survive restarts, and follow rotation.
+impl MasterKeys {
+    /// 32 secret bytes per master key for `purpose` (HKDF-SHA256, the purpose as info), the current
+    /// key's first: sign with the first, accept any, so links signed before a rotation stay valid
+    /// while their key is kept.
+    pub fn derived_keys(&self, purpose: &str) -> Vec<[u8; KEY_LEN]> {
+        let mut others: Vec<&String> = self.derivation.keys().filter(|id| **id != self.current).collect();
+        others.sort();
+        std::iter::once(&self.current)
+            .chain(others)
+            .filter_map(|id| self.derivation.get(id))
+            .filter_map(|prk| {
+                let info = [purpose.as_bytes()];
+                let mut out = [0u8; KEY_LEN];
+                prk.expand(&info, DerivedLen).and_then(|okm| okm.fill(&mut out)).ok().map(|()| out)
+            })
+            .collect()
+    }
+}
+
+/// The output length HKDF is asked for: one key.
+struct DerivedLen;
+
+impl ring::hkdf::KeyType for DerivedLen {
+    fn len(&self) -> usize {
+        KEY_LEN
+    }
 }
 
 #[cfg(test)]

@@ -188,6 +188,22 @@ CREATE TABLE settings (
     r#"
 ALTER TABLE consultations ADD COLUMN checks TEXT NOT NULL DEFAULT '[]';
 "#,
+    // The customer journey: the per-session CSRF token of its pages, when the customer started and
+    // submitted, and the encrypted files uploaded so far (one per side; a new upload replaces it).
+    r#"
+ALTER TABLE verifications ADD COLUMN csrf_token TEXT;
+ALTER TABLE verifications ADD COLUMN started_at TEXT;
+ALTER TABLE verifications ADD COLUMN submitted_at TEXT;
+CREATE TABLE verification_uploads (
+    verification_id TEXT NOT NULL REFERENCES verifications(id),
+    side TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (verification_id, side)
+);
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -2,9 +2,11 @@
 //! hashed, and the session's status is computed against its expiry.
 
 use super::error::{stored, RepoError};
-use crate::domain::VerificationStatus;
+use crate::domain::{DocumentCategory, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
+use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
+use crate::queue::Topic;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -96,6 +98,201 @@ pub fn by_token(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Optio
     row.map(|r| build(r, String::new(), now)).transpose()
 }
 
+/// The files a journey asks for, by side; `back` is the only optional one.
+pub fn journey_sides(category: DocumentCategory) -> &'static [(&'static str, bool)] {
+    match category {
+        DocumentCategory::Identite => &[("front", true), ("back", false), ("selfie", true)],
+        DocumentCategory::Administratif => &[("document", true)],
+    }
+}
+
+/// What the journey pages and the session endpoints need of a session.
+#[derive(Debug, Clone)]
+pub struct Journey {
+    pub id: VerificationId,
+    pub company_id: CompanyId,
+    pub category: DocumentCategory,
+    /// Computed against the expiry, like [`get`].
+    pub status: VerificationStatus,
+    /// Set when the customer first opens the link; `None` before.
+    pub csrf_token: Option<String>,
+    /// Sides uploaded so far.
+    pub uploaded: Vec<String>,
+}
+
+impl Journey {
+    /// Whether files may still be uploaded and the journey submitted.
+    pub fn is_open(&self) -> bool {
+        matches!(self.status, VerificationStatus::Created | VerificationStatus::Started)
+    }
+}
+
+/// The associated data binding a journey's uploaded files to their session.
+pub fn upload_context(company: &CompanyId, id: &VerificationId) -> String {
+    format!("company={company};verification={id}")
+}
+
+fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
+    let row: Option<(String, String, String, String, String, Option<String>)> = c
+        .query_row(
+            &format!(
+                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token
+                 FROM verifications v JOIN workflows w ON w.id = v.workflow_id WHERE {clause}"
+            ),
+            [key],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+        )
+        .optional()?;
+    let Some((id, company, category, status, expires_at, csrf_token)) = row else {
+        return Ok(None);
+    };
+    let mut status: VerificationStatus = stored(&status)?;
+    if matches!(status, VerificationStatus::Created | VerificationStatus::Started) && expires_at <= crate::time::format(now) {
+        status = VerificationStatus::Expired;
+    }
+    let mut stmt = c.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
+    let uploaded = stmt.query_map([&id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(Journey {
+        id: stored(&id)?,
+        company_id: stored(&company)?,
+        category: stored(&category)?,
+        status,
+        csrf_token,
+        uploaded,
+    }))
+}
+
+/// The journey behind a link, if any (read only: status polls and session endpoints).
+pub fn journey(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
+    journey_where(c, "v.token_hash = ?1", &token_hash(token), now)
+}
+
+/// The customer opened the link: an open session becomes `started` and gets the CSRF token its
+/// pages carry (once; reloading the page keeps it).
+pub fn open_journey(tx: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
+    let Some(mut journey) = journey(tx, token, now)? else {
+        return Ok(None);
+    };
+    if !journey.is_open() {
+        return Ok(Some(journey));
+    }
+    if journey.status == VerificationStatus::Created {
+        tx.execute(
+            "UPDATE verifications SET status = 'started', started_at = ?2 WHERE id = ?1 AND status = 'created'",
+            params![journey.id.as_str(), crate::time::format(now)],
+        )?;
+        journey.status = VerificationStatus::Started;
+    }
+    if journey.csrf_token.is_none() {
+        let csrf = crate::ids::random_base62(32);
+        tx.execute(
+            "UPDATE verifications SET csrf_token = ?2 WHERE id = ?1 AND csrf_token IS NULL",
+            params![journey.id.as_str(), csrf],
+        )?;
+        journey.csrf_token = Some(csrf);
+    }
+    Ok(Some(journey))
+}
+
+fn open_or_refuse(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Result<Journey, RepoError> {
+    let journey = journey_where(tx, "v.id = ?1", &id.as_str(), now)?.ok_or(RepoError::NotFound)?;
+    match journey.status {
+        VerificationStatus::Created | VerificationStatus::Started => Ok(journey),
+        VerificationStatus::Expired => Err(RepoError::InvalidState("this verification link has expired".into())),
+        VerificationStatus::Submitted | VerificationStatus::Completed => {
+            Err(RepoError::InvalidState("this verification link has already been used".into()))
+        }
+    }
+}
+
+/// One uploaded file of a journey.
+pub struct NewUpload<'a> {
+    pub side: &'a str,
+    pub blob: &'a str,
+    pub kind: &'a str,
+    pub bytes: i64,
+}
+
+/// Records an uploaded file while the session is open; returns the blob it replaces, which the
+/// caller deletes. A closed session refuses (`invalid_state`): the link is single use.
+pub fn record_upload(
+    tx: &Connection,
+    id: &VerificationId,
+    upload: &NewUpload<'_>,
+    now: DateTime<Utc>,
+) -> Result<Option<String>, RepoError> {
+    let journey = open_or_refuse(tx, id, now)?;
+    if !journey_sides(journey.category).iter().any(|(s, _)| *s == upload.side) {
+        return Err(RepoError::Invalid {
+            field: "side",
+            message: format!("{} is not a file of this journey.", upload.side),
+        });
+    }
+    let previous: Option<String> = tx
+        .query_row(
+            "SELECT blob FROM verification_uploads WHERE verification_id = ?1 AND side = ?2",
+            params![id.as_str(), upload.side],
+            |r| r.get(0),
+        )
+        .optional()?;
+    tx.execute(
+        "INSERT OR REPLACE INTO verification_uploads (verification_id, side, blob, kind, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id.as_str(), upload.side, upload.blob, upload.kind, upload.bytes, crate::time::format(now)],
+    )?;
+    tx.execute(
+        "UPDATE verifications SET status = 'started', started_at = coalesce(started_at, ?2) WHERE id = ?1 AND status = 'created'",
+        params![id.as_str(), crate::time::format(now)],
+    )?;
+    Ok(previous)
+}
+
+/// How long a submitted journey's job may wait for a worker before it is reported expired.
+const JOURNEY_JOB_WINDOW_HOURS: i64 = 24;
+
+/// Closes the journey to uploads (`submitted`) and queues its one job on the real-time lane, in
+/// the same transaction: a 2xx means the job exists.
+pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let journey = open_or_refuse(tx, id, now)?;
+    let mut stmt = tx.prepare("SELECT side, blob FROM verification_uploads WHERE verification_id = ?1")?;
+    let files: Vec<(String, String)> = stmt
+        .query_map([id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let blob = |side: &str| files.iter().find(|(s, _)| s == side).map(|(_, b)| b.clone());
+    for &(side, required) in journey_sides(journey.category) {
+        if required && blob(side).is_none() {
+            return Err(RepoError::Invalid {
+                field: side,
+                message: format!("the {side} file is required before submitting."),
+            });
+        }
+    }
+    let changed = tx.execute(
+        "UPDATE verifications SET status = 'submitted', submitted_at = ?2 WHERE id = ?1 AND status IN ('created', 'started')",
+        params![id.as_str(), crate::time::format(now)],
+    )?;
+    if changed != 1 {
+        return Err(RepoError::InvalidState("this verification link has already been used".into()));
+    }
+    let front = match journey.category {
+        DocumentCategory::Identite => blob("front"),
+        DocumentCategory::Administratif => blob("document"),
+    }
+    .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has no main file"))))?;
+    let job = Job::V1(JobV1 {
+        company_id: journey.company_id.clone(),
+        source: JobSource::Verification {
+            verification_id: id.clone(),
+        },
+        category: journey.category,
+        front_blob: front,
+        back_blob: blob("back"),
+        selfie_blob: blob("selfie"),
+        blob_context: upload_context(&journey.company_id, id),
+        deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
+    });
+    super::outbox::push(tx, Topic::JobsRealtime, &job)
+}
+
 /// Records the analysis of a journey: the consultation with the workflow's decision, the session
 /// completed, and `verification.completed` to the workflow's webhook URL (if it has one). Returns
 /// `None` when the session already has its result (a redelivered job changes nothing).
@@ -163,6 +360,87 @@ mod tests {
     use crate::domain::{Decision, DocumentCategory, Licence, ReviewStatus, Verdict};
     use crate::ids::ConsultationId;
     use crate::model::WorkflowRules;
+
+    #[tokio::test]
+    async fn a_journey_opens_takes_files_and_submits_once_into_one_realtime_job() {
+        let dir = std::env::temp_dir().join(format!("sceau-jrn-{}", crate::ids::random_hex(8)));
+        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let outcome = store
+            .write(|tx| {
+                let now = Utc::now();
+                let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+                let wf = super::super::workflows::create(
+                    tx,
+                    &company,
+                    "KYC",
+                    DocumentCategory::Identite,
+                    None,
+                    &WorkflowRules::default(),
+                    false,
+                    now,
+                )?;
+                let id = VerificationId::generate(now);
+                let new = NewSession {
+                    company: &company,
+                    workflow_id: &wf.workflow.id,
+                    external_ref: None,
+                    expires_in_minutes: 60,
+                    token: "tok",
+                    token_sealed: vec![1],
+                    url: String::new(),
+                };
+                create(tx, &id, new, now)?;
+                let opened = open_journey(tx, "tok", now)?.unwrap();
+                let reopened = open_journey(tx, "tok", now)?.unwrap();
+                let upload = |side: &'static str, blob: &'static str| NewUpload {
+                    side,
+                    blob,
+                    kind: "jpeg",
+                    bytes: 3,
+                };
+                let missing_selfie = submit(tx, &id, now).err().map(|e| e.to_string());
+                assert_eq!(record_upload(tx, &id, &upload("front", "b1"), now)?, None);
+                assert_eq!(record_upload(tx, &id, &upload("front", "b2"), now)?.as_deref(), Some("b1"));
+                let wrong_side = record_upload(tx, &id, &upload("document", "b3"), now).is_err();
+                record_upload(tx, &id, &upload("selfie", "b4"), now)?;
+                submit(tx, &id, now)?;
+                let again = submit(tx, &id, now).err().map(|e| e.to_string());
+                let late_upload = record_upload(tx, &id, &upload("back", "b5"), now).is_err();
+                let jobs: Vec<String> = tx
+                    .prepare("SELECT payload FROM outbox WHERE topic = 'jobs.realtime'")?
+                    .query_map([], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                let (session, _) = get(tx, &company, &id, now)?;
+                Ok::<_, RepoError>((
+                    opened,
+                    reopened,
+                    missing_selfie,
+                    wrong_side,
+                    again,
+                    late_upload,
+                    jobs,
+                    session.status,
+                ))
+            })
+            .await
+            .unwrap();
+        let (opened, reopened, missing_selfie, wrong_side, again, late_upload, jobs, status) = outcome;
+        assert_eq!(opened.status, VerificationStatus::Started);
+        assert!(opened.csrf_token.as_ref().is_some_and(|t| t.len() == 32));
+        assert_eq!(opened.csrf_token, reopened.csrf_token, "a reload keeps the CSRF token");
+        assert!(missing_selfie.unwrap().contains("front"));
+        assert!(wrong_side);
+        assert!(again.unwrap().contains("already been used"));
+        assert!(late_upload, "single use: no upload after submit");
+        assert_eq!(jobs.len(), 1, "one job on the real-time lane");
+        assert!(
+            jobs[0].contains("\"front_blob\":\"b2\"") && jobs[0].contains("\"selfie_blob\":\"b4\""),
+            "{}",
+            jobs[0]
+        );
+        assert_eq!(status, VerificationStatus::Submitted);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[tokio::test]
     async fn a_journey_result_is_recorded_once_with_its_decision_and_event() {

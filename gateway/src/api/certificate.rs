@@ -1,4 +1,5 @@
-//! `GET /api/v1/consultations/{id}/certificate`: the PDF, regenerated on each call.
+//! `GET /api/v1/consultations/{id}/certificate`: the PDF, regenerated on each call from the
+//! recorded consultation and its checks.
 
 use super::path_id;
 use crate::auth::Caller;
@@ -12,14 +13,22 @@ use common::ids::ConsultationId;
 pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
     let company = caller.company_id;
-    let consultation = state
+    let lookup = id.clone();
+    let (consultation, checks) = state
         .store
-        .read(move |c| common::store::consultations::get(c, &company, &id))
+        .read(move |c| {
+            let consultation = common::store::consultations::get(c, &company, &lookup)?;
+            let checks = common::store::consultations::checks(c, &company, &lookup)?;
+            Ok::<_, common::store::RepoError>((consultation, checks))
+        })
         .await?;
-    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation))
+    let url = crate::authenticity::url(&state.public_base, &state.keys, &id);
+    let started = std::time::Instant::now();
+    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, &url))
         .await
         .map_err(|e| ApiError::internal("certificate task", e))?
         .map_err(|e| ApiError::internal("certificate", e))?;
+    tracing::debug!(consultation = %id, bytes = pdf.len(), elapsed_us = started.elapsed().as_micros() as u64, "certificate generated");
     Ok((
         [(header::CONTENT_TYPE, "application/pdf"), (header::CACHE_CONTROL, "no-store")],
         pdf,

@@ -12,9 +12,9 @@ pub mod mrz;
 pub mod text;
 pub mod twoddoc;
 
+pub use builtin::{BuiltinEngine, EngineOptions};
 pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
-pub use builtin::{BuiltinEngine, EngineOptions};
 
 use common::analysis::AnalysisReport;
 use common::domain::{ItemError, Verdict};

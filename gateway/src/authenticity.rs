@@ -1,0 +1,332 @@
+//! The public authenticity page behind a certificate's QR code. The link carries an HMAC of the
+//! consultation id, so ids cannot be enumerated and a forged certificate cannot point to a page
+//! that vouches for it; the page shows no personal data, only what confirms the certificate.
+
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine as _;
+use common::crypto::envelope::MasterKeys;
+use common::domain::{DocumentCategory, Verdict};
+use common::ids::ConsultationId;
+use common::store::RepoError;
+use ring::hmac;
+use std::sync::LazyLock;
+
+/// The purpose label of the signing key: changing it invalidates every printed link.
+const PURPOSE: &str = "authenticity-link-v1";
+/// The path prefix of the page (the route table has `/authenticite/{link}`).
+pub const PATH: &str = "/authenticite/";
+const SIGNATURE_LEN: usize = 32;
+
+fn signing_keys(keys: &MasterKeys) -> Vec<hmac::Key> {
+    keys.derived_keys(PURPOSE)
+        .iter()
+        .map(|k| hmac::Key::new(hmac::HMAC_SHA256, k))
+        .collect()
+}
+
+/// The last path segment of the link: `<id>.<base64url(HMAC-SHA256(key, id))>`.
+pub fn link_segment(keys: &MasterKeys, id: &ConsultationId) -> String {
+    // The current master key always derives one key, so `first` is only empty on a broken store.
+    let signature = signing_keys(keys)
+        .first()
+        .map(|k| URL_SAFE_NO_PAD.encode(hmac::sign(k, id.as_str().as_bytes()).as_ref()))
+        .unwrap_or_default();
+    format!("{id}.{signature}")
+}
+
+/// The full URL printed in the certificate's QR code.
+pub fn url(public_base: &str, keys: &MasterKeys, id: &ConsultationId) -> String {
+    format!("{public_base}{PATH}{}", link_segment(keys, id))
+}
+
+/// The consultation id of a genuine link segment, `None` for a forged or altered one. Every key
+/// is tried (links signed before a rotation), each comparison in constant time.
+pub fn verify(keys: &MasterKeys, segment: &str) -> Option<ConsultationId> {
+    if segment.len() > 128 {
+        return None;
+    }
+    let (id, signature) = segment.split_once('.')?;
+    let id: ConsultationId = id.parse().ok()?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
+    if signature.len() != SIGNATURE_LEN {
+        return None;
+    }
+    let genuine = signing_keys(keys).iter().fold(false, |found, k| {
+        hmac::verify(k, id.as_str().as_bytes(), &signature).is_ok() | found
+    });
+    genuine.then_some(id)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lang {
+    Fr,
+    En,
+}
+
+impl Lang {
+    /// French unless English is the client's preferred language (highest `q`, first on a tie).
+    fn negotiate(headers: &HeaderMap) -> Lang {
+        let Some(accept) = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()) else {
+            return Lang::Fr;
+        };
+        let mut best: Option<(f32, &str)> = None;
+        for entry in accept.split(',') {
+            let mut parts = entry.split(';');
+            let tag = parts.next().unwrap_or("").trim();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if tag.is_empty() || q <= 0.0 {
+                continue;
+            }
+            if best.is_none_or(|(b, _)| q > b) {
+                best = Some((q, tag));
+            }
+        }
+        match best {
+            Some((_, tag)) if tag.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("en")) => Lang::En,
+            _ => Lang::Fr,
+        }
+    }
+
+    fn code(self) -> &'static str {
+        match self {
+            Lang::Fr => "fr",
+            Lang::En => "en",
+        }
+    }
+}
+
+fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
+    match (category, lang) {
+        (DocumentCategory::Identite, Lang::Fr) => "Document d’identité",
+        (DocumentCategory::Identite, Lang::En) => "Identity document",
+        (DocumentCategory::Administratif, Lang::Fr) => "Document administratif",
+        (DocumentCategory::Administratif, Lang::En) => "Administrative document",
+    }
+}
+
+/// The verdict in words, shared with the certificate so both say the same.
+pub fn verdict_label(verdict: Verdict, english: bool) -> &'static str {
+    match (verdict, english) {
+        (Verdict::Conforme, false) => "Conforme",
+        (Verdict::Conforme, true) => "Compliant",
+        (Verdict::SansAnomalie, false) => "Sans anomalie détectée",
+        (Verdict::SansAnomalie, true) => "No anomaly detected",
+        (Verdict::NonConforme, false) => "Non conforme",
+        (Verdict::NonConforme, true) => "Not compliant",
+        (Verdict::Suspect, false) => "Suspect",
+        (Verdict::Suspect, true) => "Suspicious",
+        (Verdict::AnalyseImpossible, false) => "Analyse impossible",
+        (Verdict::AnalyseImpossible, true) => "Analysis not possible",
+    }
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Dark text on white, a green or red band well above 4.5:1 against its text.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:38rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;background:#fff;line-height:1.5}\
+h1{font-size:1.5rem}.ok{border-left:.4rem solid #1b5e20;padding-left:1rem}.ko{border-left:.4rem solid #b71c1c;padding-left:1rem}\
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}footer{margin-top:2rem;font-size:.9rem;color:#444}";
+
+/// The CSP: nothing external, no script, only the page's own stylesheet (by hash).
+static CSP: LazyLock<String> = LazyLock::new(|| {
+    let hash = STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, STYLE.as_bytes()).as_ref());
+    format!("default-src 'none'; style-src 'sha256-{hash}'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+});
+
+fn html_page(status: StatusCode, lang: Lang, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<meta name=\"robots\" content=\"noindex\"><title>{title} — Sceau</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>",
+        lang = lang.code(),
+        title = escape(title),
+    );
+    let mut response = (status, Html(html)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(HeaderName::from_static("x-robots-tag"), HeaderValue::from_static("noindex"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+    headers.insert(header::CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+    if let Ok(csp) = HeaderValue::from_str(&CSP) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    response
+}
+
+fn invalid(lang: Lang) -> Response {
+    let (title, text) = match lang {
+        Lang::Fr => (
+            "Lien de certificat non valide",
+            "Ce lien n’est pas un lien de certificat valide : il a été modifié ou falsifié. \
+Le document qui le porte ne doit pas être considéré comme un certificat émis par Sceau.",
+        ),
+        Lang::En => (
+            "Invalid certificate link",
+            "This link is not a valid certificate link: it was altered or forged. \
+The document carrying it must not be taken as a certificate issued by Sceau.",
+        ),
+    };
+    html_page(
+        StatusCode::NOT_FOUND,
+        lang,
+        title,
+        &format!("<section class=\"ko\"><h1>{title}</h1><p>{text}</p></section>"),
+    )
+}
+
+fn unavailable(lang: Lang) -> Response {
+    let (title, text) = match lang {
+        Lang::Fr => ("Service indisponible", "Réessayez dans quelques instants."),
+        Lang::En => ("Service unavailable", "Please try again in a moment."),
+    };
+    html_page(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        lang,
+        title,
+        &format!("<h1>{title}</h1><p>{text}</p>"),
+    )
+}
+
+/// `GET /authenticite/{link}`: public, no API key.
+pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link): Path<String>) -> Response {
+    let lang = Lang::negotiate(&headers);
+    let Some(id) = verify(&state.keys, &link) else {
+        return invalid(lang);
+    };
+    let found = state.store.read(move |c| common::store::consultations::get_any(c, &id)).await;
+    let consultation = match found {
+        Ok((_, consultation)) => consultation,
+        // A genuine signature over a consultation this store does not hold: not a valid link here.
+        Err(RepoError::NotFound) => return invalid(lang),
+        Err(e) => {
+            tracing::error!(error = %e, "authenticity page");
+            return unavailable(lang);
+        }
+    };
+    let analyzed = consultation.analyzed_at.get(..10).unwrap_or(&consultation.analyzed_at);
+    let (title, intro, l_id, l_date, l_category, l_verdict, note) = match lang {
+        Lang::Fr => (
+            "Certificat authentique",
+            "Ce certificat a bien été émis par Sceau, service de vérification de documents. \
+Les informations ci-dessous sont celles de l’analyse enregistrée : comparez-les avec le certificat.",
+            "Consultation",
+            "Date d’analyse",
+            "Catégorie",
+            "Verdict",
+            "Cette page ne contient aucune donnée personnelle.",
+        ),
+        Lang::En => (
+            "Genuine certificate",
+            "This certificate was issued by Sceau, a document verification service. \
+The details below are those of the recorded analysis: compare them with the certificate.",
+            "Consultation",
+            "Analysis date",
+            "Category",
+            "Verdict",
+            "This page contains no personal data.",
+        ),
+    };
+    let body = format!(
+        "<section class=\"ok\"><h1>{title}</h1><p>{intro}</p></section>\
+<h2>{details}</h2><dl><dt>{l_id}</dt><dd>{id}</dd><dt>{l_date}</dt><dd><time datetime=\"{date}\">{date}</time></dd>\
+<dt>{l_category}</dt><dd>{category}</dd><dt>{l_verdict}</dt><dd>{verdict}</dd></dl><footer><p>{note}</p></footer>",
+        details = if lang == Lang::Fr { "Détails" } else { "Details" },
+        id = escape(consultation.id.as_str()),
+        date = escape(analyzed),
+        category = category_label(consultation.document_category, lang),
+        verdict = verdict_label(consultation.verdict, lang == Lang::En),
+    );
+    html_page(StatusCode::OK, lang, title, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(lines: &str) -> MasterKeys {
+        let dir = std::env::temp_dir().join(format!("sceau-authenticity-{}", common::ids::random_hex(8)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("master.key");
+        std::fs::write(&path, lines).unwrap();
+        let keys = MasterKeys::open_existing(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        keys
+    }
+
+    const K1: &str = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n";
+    const K2: &str = "k2:HxwdHhsaGRgXFhUUExIREA8ODQwLCgkIBwYFBAMCAQA=\n";
+
+    #[test]
+    fn links_verify_and_survive_rotation() {
+        let id: ConsultationId = "CSL-20260101-0123456789ab".parse().unwrap();
+        let old = keys(K1);
+        let segment = link_segment(&old, &id);
+        assert_eq!(segment, link_segment(&keys(K1), &id), "the same key file gives the same link");
+        assert_eq!(verify(&old, &segment), Some(id.clone()));
+        let rotated = keys(&format!("{K1}{K2}"));
+        assert_ne!(link_segment(&rotated, &id), segment, "the new current key signs");
+        assert_eq!(verify(&rotated, &segment), Some(id.clone()), "old links stay valid");
+        assert_eq!(verify(&keys(K2), &segment), None, "a dropped key no longer vouches");
+    }
+
+    #[test]
+    fn altered_links_are_refused() {
+        let id: ConsultationId = "CSL-20260101-0123456789ab".parse().unwrap();
+        let k = keys(K1);
+        let segment = link_segment(&k, &id);
+        let (_, signature) = segment.split_once('.').unwrap();
+        let other = format!("CSL-20260101-0123456789ac.{signature}");
+        assert_eq!(verify(&k, &other), None);
+        let mut flipped = segment.clone().into_bytes();
+        let last = flipped.len() - 5;
+        flipped[last] = if flipped[last] == b'A' { b'B' } else { b'A' };
+        assert_eq!(verify(&k, std::str::from_utf8(&flipped).unwrap()), None);
+        for bad in [
+            "",
+            ".",
+            "CSL-20260101-0123456789ab",
+            "CSL-20260101-0123456789ab.",
+            "x.y",
+            &segment[..segment.len() - 1],
+        ] {
+            assert_eq!(verify(&k, bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn language_negotiation() {
+        let lang = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_str(v).unwrap());
+            Lang::negotiate(&h)
+        };
+        assert_eq!(Lang::negotiate(&HeaderMap::new()), Lang::Fr);
+        assert_eq!(lang("en"), Lang::En);
+        assert_eq!(lang("en-GB,en;q=0.9"), Lang::En);
+        assert_eq!(lang("fr-FR,fr;q=0.9,en;q=0.8"), Lang::Fr);
+        assert_eq!(lang("de;q=0.5,en;q=0.9"), Lang::En);
+        assert_eq!(lang("de"), Lang::Fr);
+        assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
+    }
+}

@@ -1,0 +1,289 @@
+//! The PDF certificate of a consultation, generated on demand with lopdf: nothing is stored, and
+//! the same consultation gives the same bytes (dates and file id come from the analysis, never
+//! from the clock). Its QR code leads to the public authenticity page.
+
+mod layout;
+mod qr;
+
+use common::analysis::CheckOutcome;
+use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc};
+use common::model::Consultation;
+use layout::{Font, Pages, MARGIN, PAGE_HEIGHT, PAGE_WIDTH};
+use lopdf::{dictionary, Object};
+
+#[derive(Debug, thiserror::Error)]
+#[error("certificate generation failed: {0}")]
+pub struct CertificateError(String);
+
+/// Side of the QR code in points (about 4 cm): large modules for phone cameras.
+const QR_SIZE: f32 = 112.0;
+/// Characters per line of body text at 10 pt across the page, and beside the QR code.
+const WIDE: usize = 92;
+const NARROW: usize = 64;
+
+/// `2026-11-22T23:41:40.123Z` → `22/11/2026 à 23:41:40 UTC`; the stored text as is otherwise.
+fn french_date(stored: &str) -> String {
+    match common::time::parse(stored) {
+        Some(t) => t.format("%d/%m/%Y à %H:%M:%S UTC").to_string(),
+        None => stored.to_owned(),
+    }
+}
+
+/// The PDF date of the analysis (`D:YYYYMMDDHHmmSSZ`), so readers show a date that never moves.
+fn pdf_date(stored: &str) -> Object {
+    let text = match common::time::parse(stored) {
+        Some(t) => t.format("D:%Y%m%d%H%M%SZ").to_string(),
+        None => "D:19700101000000Z".to_owned(),
+    };
+    Object::string_literal(text)
+}
+
+fn category(c: DocumentCategory) -> &'static str {
+    match c {
+        DocumentCategory::Identite => "Document d’identité",
+        DocumentCategory::Administratif => "Document administratif",
+    }
+}
+
+fn decision(d: Option<Decision>) -> &'static str {
+    match d {
+        Some(Decision::Conforme) => "Conforme",
+        Some(Decision::AVerifier) => "À vérifier",
+        Some(Decision::Refuse) => "Refusé",
+        None => "Aucune (le verdict seul s’applique)",
+    }
+}
+
+fn review(r: Option<ReviewStatus>) -> &'static str {
+    match r {
+        Some(ReviewStatus::Pending) => "En attente",
+        Some(ReviewStatus::Accepted) => "Acceptée",
+        Some(ReviewStatus::Rejected) => "Rejetée",
+        None => "Non requise",
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Info => "Information",
+        Severity::Warning => "Avertissement",
+        Severity::Reject => "Bloquant",
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "oui"
+    } else {
+        "non"
+    }
+}
+
+fn signature_status(status: &str) -> &str {
+    match status {
+        "valid" => "valide",
+        "invalid" => "invalide",
+        "unknown_certificate" => "certificat inconnu",
+        "untrusted_authority" => "autorité non reconnue",
+        "certificate_expired" => "certificat expiré",
+        "not_checked" => "non vérifiée",
+        other => other,
+    }
+}
+
+fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
+    pages.space(6.0);
+    pages.line(Font::Bold, 12.0, 0.0, "Cachet électronique 2D-Doc");
+    if !seal.present {
+        pages.line(Font::Regular, 10.0, 0.0, "Aucun cachet 2D-Doc n’a été trouvé sur le document.");
+        return;
+    }
+    let rows = [
+        format!("Signature : {}", signature_status(&seal.signature_status)),
+        format!("Signature vérifiée : {}", yes_no(seal.signature_verified)),
+        format!("Autorité de certification reconnue (ANTS) : {}", yes_no(seal.trusted)),
+        format!("Données du cachet conformes au document : {}", yes_no(seal.data_matches)),
+        format!("Lecture : {}", seal.read_status),
+    ];
+    for row in rows {
+        pages.line(Font::Regular, 10.0, 0.0, &row);
+    }
+    if let Some(message) = &seal.read_status_message {
+        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, message);
+    }
+}
+
+/// The certificate of `c`, listing `checks` (the checks the engine performed, nothing else), with
+/// a QR code of `authenticity_url`.
+pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str) -> Result<Vec<u8>, CertificateError> {
+    let mut pages = Pages::new();
+
+    let qr_left = PAGE_WIDTH - MARGIN - QR_SIZE;
+    let qr_top = PAGE_HEIGHT - MARGIN + 8.0;
+    let qr = qr::operations(authenticity_url, qr_left, qr_top, QR_SIZE)?;
+    pages.current().extend(qr);
+
+    pages.line(Font::Bold, 18.0, 0.0, "Sceau");
+    pages.line(Font::Bold, 14.0, 0.0, "Certificat d’analyse documentaire");
+    pages.paragraph(
+        Font::Regular,
+        9.0,
+        0.0,
+        NARROW,
+        "Émis par Sceau, service de vérification de documents d’identité et administratifs.",
+    );
+    pages.space(6.0);
+    let verdict = crate::authenticity::verdict_label(c.verdict, false);
+    let fields = [
+        ("Consultation", c.id.to_string()),
+        ("Analysé le", french_date(&c.analyzed_at)),
+        ("Enregistré le", french_date(&c.created_at)),
+        ("Catégorie", category(c.document_category).to_owned()),
+        ("Type de document", c.document_type.clone()),
+        ("Pays", c.document_country.clone().unwrap_or_else(|| "non déterminé".to_owned())),
+    ];
+    for (label, value) in fields {
+        pages.line(Font::Regular, 10.0, 0.0, &format!("{label} : {value}"));
+    }
+    // The caption sits under the QR code, whatever the height of the fields beside it.
+    let after_fields = pages.y();
+    pages.set_y(qr_top - QR_SIZE - 2.0);
+    pages.line(Font::Regular, 8.0, qr_left - MARGIN, "Vérifier l’authenticité");
+    pages.set_y(after_fields.min(pages.y()));
+
+    pages.rule();
+    pages.line(Font::Bold, 13.0, 0.0, &format!("Verdict : {verdict}"));
+    pages.line(Font::Regular, 10.0, 0.0, &format!("Décision : {}", decision(c.decision)));
+    pages.line(Font::Regular, 10.0, 0.0, &format!("Revue humaine : {}", review(c.review_status)));
+
+    pages.rule();
+    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({})", checks.len()));
+    if checks.is_empty() {
+        pages.line(
+            Font::Regular,
+            10.0,
+            0.0,
+            "Aucune vérification n’a pu être réalisée sur ce document.",
+        );
+    }
+    for outcome in checks {
+        let result = if outcome.passed { "Réussie" } else { "Échouée" };
+        pages.line(Font::Regular, 10.0, 0.0, &format!("•  {} — {result}", outcome.check.label_fr()));
+    }
+
+    if let Some(seal) = &c.two_d_doc {
+        two_d_doc(&mut pages, seal);
+    }
+
+    pages.rule();
+    pages.line(Font::Bold, 12.0, 0.0, &format!("Points d’attention ({})", c.anomalies.len()));
+    if c.anomalies.is_empty() {
+        pages.line(Font::Regular, 10.0, 0.0, "Aucun point d’attention.");
+    }
+    for a in &c.anomalies {
+        pages.line(Font::Bold, 10.0, 0.0, &format!("{} — {}", severity(a.severity), a.code));
+        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &a.message);
+    }
+
+    pages.rule();
+    pages.paragraph(
+        Font::Regular,
+        8.0,
+        0.0,
+        WIDE + 20,
+        &format!("Authenticité : scannez le QR code ou ouvrez {authenticity_url}"),
+    );
+    pages.paragraph(
+        Font::Regular,
+        8.0,
+        0.0,
+        WIDE + 20,
+        "Ce certificat est établi à la demande à partir de l’analyse enregistrée ; il ne contient aucune image du document. \
+Seules les vérifications effectivement réalisées y figurent.",
+    );
+
+    let info = dictionary! {
+        "Title" => Object::string_literal(format!("Certificat d'analyse {}", c.id)),
+        "Producer" => Object::string_literal("Sceau"),
+        "CreationDate" => pdf_date(&c.analyzed_at),
+        "ModDate" => pdf_date(&c.analyzed_at),
+    };
+    let digest = ring::digest::digest(
+        &ring::digest::SHA256,
+        format!("sceau-certificate:{}:{}", c.id, c.analyzed_at).as_bytes(),
+    );
+    let mut file_id = [0u8; 16];
+    file_id.copy_from_slice(&digest.as_ref()[..16]);
+    pages.finish(&format!("Sceau — certificat {}", c.id), info, file_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::analysis::Check;
+    use common::domain::{Anomaly, Verdict};
+
+    fn sample(anomalies: usize) -> Consultation {
+        Consultation {
+            id: "CSL-20260101-0123456789ab".parse().unwrap(),
+            external_ref: Some("Dupont".into()),
+            workflow_id: "WFL-20260101-0123456789ab".parse().unwrap(),
+            document_category: DocumentCategory::Administratif,
+            document_type: "avis_imposition".into(),
+            document_country: Some("FRA".into()),
+            verdict: Verdict::NonConforme,
+            decision: Some(Decision::AVerifier),
+            review_status: Some(ReviewStatus::Pending),
+            anomaly_count: anomalies,
+            has_reject_anomaly: true,
+            anomalies: (0..anomalies)
+                .map(|i| Anomaly {
+                    code: format!("code_{i}"),
+                    severity: Severity::Reject,
+                    message: "Les données du cachet ne correspondent pas au texte imprimé : le revenu fiscal de référence diffère. "
+                        .repeat(2),
+                })
+                .collect(),
+            two_d_doc: Some(TwoDDoc {
+                present: true,
+                trusted: true,
+                signature_verified: true,
+                signature_status: "valid".into(),
+                data_matches: false,
+                read_status: "read".into(),
+                read_status_message: None,
+            }),
+            analyzed_at: "2026-01-01T10:20:30.000Z".into(),
+            created_at: "2026-01-01T10:20:31.000Z".into(),
+        }
+    }
+
+    const URL: &str = "https://sceau.example/authenticite/CSL-20260101-0123456789ab.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+    #[test]
+    fn renders_the_same_bytes_and_breaks_pages() {
+        let checks = [
+            CheckOutcome {
+                check: Check::TwoDDocSignature,
+                passed: true,
+            },
+            CheckOutcome {
+                check: Check::TwoDDocData,
+                passed: false,
+            },
+        ];
+        let started = std::time::Instant::now();
+        let pdf = render(&sample(2), &checks, URL).unwrap();
+        let elapsed = started.elapsed();
+        assert_eq!(pdf, render(&sample(2), &checks, URL).unwrap());
+        let doc = lopdf::Document::load_mem(&pdf).unwrap();
+        assert_eq!(doc.get_pages().len(), 1, "generated in {elapsed:?}");
+        let long = render(&sample(40), &checks, URL).unwrap();
+        assert!(lopdf::Document::load_mem(&long).unwrap().get_pages().len() > 1);
+        // A sample to look at: SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate
+        if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
+            std::fs::write(path, &pdf).unwrap();
+            eprintln!("certificate rendered in {elapsed:?}");
+        }
+    }
+}

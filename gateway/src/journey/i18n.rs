@@ -1,0 +1,175 @@
+//! The journey's words in French (the default) and English, chosen by `Accept-Language`. Plain
+//! constants: two languages do not warrant a catalogue format.
+
+use axum::http::{header, HeaderMap};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Fr,
+    En,
+}
+
+impl Lang {
+    /// The preferred of French and English in `Accept-Language` (by q-value, then order); French
+    /// when neither is asked for.
+    pub fn from_headers(headers: &HeaderMap) -> Lang {
+        let Some(raw) = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()) else {
+            return Lang::Fr;
+        };
+        let mut best: Option<(f32, Lang)> = None;
+        for part in raw.split(',') {
+            let mut pieces = part.split(';');
+            let tag = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+            let q = pieces
+                .find_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.parse::<f32>().ok()))
+                .unwrap_or(1.0);
+            let lang = match tag.split('-').next() {
+                Some("fr") => Lang::Fr,
+                Some("en") => Lang::En,
+                _ => continue,
+            };
+            if q > 0.0 && best.is_none_or(|(b, _)| q > b) {
+                best = Some((q, lang));
+            }
+        }
+        best.map_or(Lang::Fr, |(_, l)| l)
+    }
+
+    pub fn strings(self) -> &'static Strings {
+        match self {
+            Lang::Fr => &FR,
+            Lang::En => &EN,
+        }
+    }
+}
+
+pub struct Strings {
+    pub code: &'static str,
+    pub title: &'static str,
+    pub intro_identity: &'static str,
+    pub intro_document: &'static str,
+    pub front: &'static str,
+    pub back: &'static str,
+    pub selfie: &'static str,
+    pub document: &'static str,
+    pub hint_identity: &'static str,
+    pub hint_document: &'static str,
+    pub optional: &'static str,
+    pub submit: &'static str,
+    pub privacy: &'static str,
+    pub progress: &'static str,
+    pub uploading: &'static str,
+    pub uploaded: &'static str,
+    pub err_type: &'static str,
+    pub err_size: &'static str,
+    pub err_missing: &'static str,
+    pub err_network: &'static str,
+    pub err_busy: &'static str,
+    pub checking_title: &'static str,
+    pub checking_text: &'static str,
+    pub done_title: &'static str,
+    pub done_text: &'static str,
+    pub used_title: &'static str,
+    pub used_text: &'static str,
+    pub expired_title: &'static str,
+    pub expired_text: &'static str,
+    pub unknown_title: &'static str,
+    pub unknown_text: &'static str,
+    pub error_title: &'static str,
+    pub error_text: &'static str,
+}
+
+pub const FR: Strings = Strings {
+    code: "fr",
+    title: "Vérification de document",
+    intro_identity: "Prenez en photo votre pièce d’identité (recto, puis verso si elle en a un), puis votre visage.",
+    intro_document: "Transmettez le document demandé, en PDF ou en photo.",
+    front: "Recto de la pièce d’identité",
+    back: "Verso de la pièce d’identité",
+    selfie: "Photo de votre visage (selfie)",
+    document: "Document",
+    hint_identity: "Photo JPEG, PNG ou WebP, 10 Mo maximum.",
+    hint_document: "PDF d’une page, ou photo JPEG, PNG ou WebP, 10 Mo maximum.",
+    optional: "facultatif",
+    submit: "Envoyer",
+    privacy: "Vos fichiers sont chiffrés et servent uniquement à cette vérification.",
+    progress: "Progression de l’envoi",
+    uploading: "Envoi en cours…",
+    uploaded: "Fichier reçu.",
+    err_type: "Ce type de fichier n’est pas accepté. Choisissez une photo JPEG, PNG ou WebP (ou un PDF si demandé).",
+    err_size: "Ce fichier dépasse 10 Mo. Choisissez un fichier plus léger.",
+    err_missing: "Ajoutez d’abord les fichiers obligatoires.",
+    err_network: "L’envoi a échoué. Vérifiez votre connexion et réessayez.",
+    err_busy: "Trop de tentatives. Patientez une minute puis réessayez.",
+    checking_title: "Vérification en cours",
+    checking_text: "Vos documents ont bien été transmis et sont en cours de vérification. Cela prend quelques instants.",
+    done_title: "Merci",
+    done_text: "Vos documents ont bien été reçus. Votre interlocuteur vous tiendra informé de la suite.",
+    used_title: "Lien déjà utilisé",
+    used_text: "Vos documents ont déjà été transmis avec ce lien. Merci.",
+    expired_title: "Lien expiré",
+    expired_text: "Ce lien de vérification a expiré. Demandez-en un nouveau à votre interlocuteur.",
+    unknown_title: "Lien inconnu",
+    unknown_text: "Ce lien de vérification n’existe pas. Vérifiez l’adresse reçue.",
+    error_title: "Service indisponible",
+    error_text: "Réessayez dans quelques instants.",
+};
+
+pub const EN: Strings = Strings {
+    code: "en",
+    title: "Document verification",
+    intro_identity: "Take a photo of your identity document (front, then back if it has one), then of your face.",
+    intro_document: "Send the requested document, as a PDF or a photo.",
+    front: "Front of the identity document",
+    back: "Back of the identity document",
+    selfie: "Photo of your face (selfie)",
+    document: "Document",
+    hint_identity: "JPEG, PNG or WebP photo, 10 MB at most.",
+    hint_document: "One-page PDF, or JPEG, PNG or WebP photo, 10 MB at most.",
+    optional: "optional",
+    submit: "Send",
+    privacy: "Your files are encrypted and used for this verification only.",
+    progress: "Upload progress",
+    uploading: "Uploading…",
+    uploaded: "File received.",
+    err_type: "This file type is not accepted. Choose a JPEG, PNG or WebP photo (or a PDF where asked).",
+    err_size: "This file is over 10 MB. Choose a smaller file.",
+    err_missing: "Add the required files first.",
+    err_network: "The upload failed. Check your connection and try again.",
+    err_busy: "Too many attempts. Wait a minute and try again.",
+    checking_title: "Being checked",
+    checking_text: "Your documents were received and are being checked. This takes a few moments.",
+    done_title: "Thank you",
+    done_text: "Your documents were received. Your contact will keep you informed of what comes next.",
+    used_title: "Link already used",
+    used_text: "Your documents were already sent with this link. Thank you.",
+    expired_title: "Link expired",
+    expired_text: "This verification link has expired. Ask your contact for a new one.",
+    unknown_title: "Unknown link",
+    unknown_text: "This verification link does not exist. Check the address you received.",
+    error_title: "Service unavailable",
+    error_text: "Try again in a few moments.",
+};
+
+#[cfg(test)]
+mod tests {
+    use super::Lang;
+    use axum::http::{header, HeaderMap, HeaderValue};
+
+    fn lang(value: &str) -> Lang {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_str(value).unwrap());
+        Lang::from_headers(&h)
+    }
+
+    #[test]
+    fn french_unless_english_is_preferred() {
+        assert_eq!(Lang::from_headers(&HeaderMap::new()), Lang::Fr);
+        assert_eq!(lang("en"), Lang::En);
+        assert_eq!(lang("en-GB,en;q=0.9"), Lang::En);
+        assert_eq!(lang("de-DE,de;q=0.9"), Lang::Fr);
+        assert_eq!(lang("fr-FR,fr;q=0.9,en;q=0.8"), Lang::Fr);
+        assert_eq!(lang("de,en;q=0.5,fr;q=0.7"), Lang::Fr);
+        assert_eq!(lang("de,fr;q=0.5,en;q=0.7"), Lang::En);
+    }
+}

@@ -1,0 +1,220 @@
+//! HTML of the journey: the capture form, the "being checked" and thank-you states, and the pages
+//! for an unknown, expired or already used link. Rendered on the server in the customer's
+//! language; the thank-you page never reveals the verdict (the client decides what to tell).
+
+use super::assets::{CSS, JS};
+use super::i18n::{Lang, Strings};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use base64::Engine as _;
+use common::domain::{DocumentCategory, VerificationStatus};
+use common::store::verifications::{self, Journey};
+use std::sync::OnceLock;
+
+/// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash,
+/// previews from `blob:` URLs, requests to the same origin, no framing, no form posts elsewhere.
+fn content_security_policy() -> &'static str {
+    static CSP: OnceLock<String> = OnceLock::new();
+    CSP.get_or_init(|| {
+        let hash = |s: &str| base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, s.as_bytes()));
+        format!(
+            "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src blob:; connect-src 'self'; \
+             base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            hash(JS),
+            hash(CSS)
+        )
+    })
+}
+
+/// Escapes text for HTML element content and double-quoted attributes.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn document(t: &Strings, title: &str, head_extra: &str, body: &str, script: bool) -> String {
+    let script = if script { format!("<script>{JS}</script>") } else { String::new() };
+    format!(
+        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"robots\" content=\"noindex\">{head_extra}\
+<title>{title} — Sceau</title><style>{CSS}</style></head><body><main>{body}</main>{script}</body></html>",
+        lang = t.code,
+        title = esc(title),
+    )
+}
+
+fn respond(status: StatusCode, lang: Lang, html: String) -> Response {
+    let mut response = (status, Html(html)).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+    h.insert(header::CONTENT_LANGUAGE, HeaderValue::from_static(lang.strings().code));
+    if let Ok(csp) = HeaderValue::from_str(content_security_policy()) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    response
+}
+
+/// A page with a title and one sentence: unknown, expired, used links and errors.
+pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Response {
+    let t = lang.strings();
+    let body = format!("<h1>{}</h1><p>{}</p>", esc(title), esc(text));
+    respond(status, lang, document(t, title, "", &body, false))
+}
+
+/// The data the script needs, as JSON in a non-executed `<script type="application/json">`.
+fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String {
+    let sides: Vec<serde_json::Value> = verifications::journey_sides(journey.category)
+        .iter()
+        .map(|(id, required)| serde_json::json!({ "id": id, "required": required }))
+        .collect();
+    let types: &[&str] = match journey.category {
+        DocumentCategory::Identite => &["image/jpeg", "image/png", "image/webp"],
+        DocumentCategory::Administratif => &["application/pdf", "image/jpeg", "image/png", "image/webp"],
+    };
+    let cfg = serde_json::json!({
+        "base": format!("/v/{token}"),
+        "sides": sides,
+        "uploaded": journey.uploaded,
+        "types": types,
+        "maxBytes": super::uploads::MAX_FILE_BYTES,
+        "polling": polling,
+        "t": {
+            "uploading": t.uploading, "uploaded": t.uploaded, "errType": t.err_type, "errSize": t.err_size,
+            "errMissing": t.err_missing, "errNetwork": t.err_network, "errBusy": t.err_busy,
+        },
+    });
+    // `<` escaped so no string can close the script element.
+    format!(
+        "<script type=\"application/json\" id=\"cfg\">{}</script>",
+        cfg.to_string().replace('<', "\\u003c")
+    )
+}
+
+fn side_step(t: &Strings, category: DocumentCategory, id: &str, required: bool) -> String {
+    let (label, capture) = match id {
+        "front" => (t.front, " capture=\"environment\""),
+        "back" => (t.back, " capture=\"environment\""),
+        "selfie" => (t.selfie, " capture=\"user\""),
+        // A document may be a PDF picked from the phone's files: no forced camera.
+        _ => (t.document, ""),
+    };
+    let (accept, hint) = match category {
+        DocumentCategory::Identite => ("image/jpeg,image/png,image/webp", t.hint_identity),
+        DocumentCategory::Administratif => ("application/pdf,image/jpeg,image/png,image/webp", t.hint_document),
+    };
+    let optional = if required {
+        String::new()
+    } else {
+        format!(" <span class=\"small\">({})</span>", t.optional)
+    };
+    let req = if required { " required aria-required=\"true\"" } else { "" };
+    format!(
+        "<div class=\"step\"><label for=\"{id}\">{label}{optional}</label><p class=\"hint\" id=\"{id}-hint\">{hint}</p>\
+<input type=\"file\" id=\"{id}\" name=\"{id}\" accept=\"{accept}\"{capture}{req} aria-describedby=\"{id}-hint {id}-msg\">\
+<img class=\"preview\" id=\"{id}-preview\" alt=\"\" hidden><progress id=\"{id}-progress\" max=\"100\" value=\"0\" aria-label=\"{progress}\" hidden></progress>\
+<p class=\"msg\" id=\"{id}-msg\" role=\"status\" aria-live=\"polite\"></p></div>",
+        label = esc(label),
+        hint = esc(hint),
+        progress = esc(t.progress),
+    )
+}
+
+/// The "being checked" and thank-you sections; the script shows one after the other.
+fn after_sections(t: &Strings, checking_hidden: bool) -> String {
+    format!(
+        "<section id=\"checking\"{hidden}><h1 id=\"checking-title\" tabindex=\"-1\">{ct}</h1><p role=\"status\" aria-live=\"polite\">{cx}</p>\
+<progress aria-label=\"{ct}\"></progress></section>\
+<section id=\"done\" hidden><h1 id=\"done-title\" tabindex=\"-1\">{dt}</h1><p>{dx}</p></section>",
+        hidden = if checking_hidden { " hidden" } else { "" },
+        ct = esc(t.checking_title),
+        cx = esc(t.checking_text),
+        dt = esc(t.done_title),
+        dx = esc(t.done_text),
+    )
+}
+
+/// The capture form of an open session.
+pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response {
+    let t = lang.strings();
+    let intro = match journey.category {
+        DocumentCategory::Identite => t.intro_identity,
+        DocumentCategory::Administratif => t.intro_document,
+    };
+    let steps: String = verifications::journey_sides(journey.category)
+        .iter()
+        .map(|(id, required)| side_step(t, journey.category, id, *required))
+        .collect();
+    let body = format!(
+        "<form id=\"journey\" novalidate><h1 id=\"journey-title\" tabindex=\"-1\">{title}</h1><p>{intro}</p>{steps}\
+<p class=\"msg\" id=\"form-msg\" role=\"alert\"></p><button type=\"submit\" id=\"submit\">{submit}</button>\
+<p class=\"small\">{privacy}</p></form>{after}{cfg}",
+        title = esc(t.title),
+        intro = esc(intro),
+        submit = esc(t.submit),
+        privacy = esc(t.privacy),
+        after = after_sections(t, true),
+        cfg = config(t, token, journey, false),
+    );
+    let head = format!("<meta name=\"csrf-token\" content=\"{}\">", esc(csrf));
+    respond(StatusCode::OK, lang, document(t, t.title, &head, &body, true))
+}
+
+/// A submitted session: the "being checked" state, polling until the result is recorded.
+pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
+    let t = lang.strings();
+    let body = format!("{}{}", after_sections(t, false), config(t, token, journey, true));
+    // The script reads a CSRF meta even when it will not write; an empty one keeps it simple.
+    respond(
+        StatusCode::OK,
+        lang,
+        document(t, t.checking_title, "<meta name=\"csrf-token\" content=\"\">", &body, true),
+    )
+}
+
+pub fn unknown(lang: Lang) -> Response {
+    let t = lang.strings();
+    message(StatusCode::NOT_FOUND, lang, t.unknown_title, t.unknown_text)
+}
+
+/// `GET /v/{token}`: opening the link starts the session (`created → started`).
+pub async fn journey(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Response {
+    let lang = Lang::from_headers(&headers);
+    let t = lang.strings();
+    if !super::plausible_token(&token) {
+        return unknown(lang);
+    }
+    let lookup = token.clone();
+    let opened = state
+        .store
+        .write(move |tx| verifications::open_journey(tx, &lookup, chrono::Utc::now()))
+        .await;
+    match opened {
+        Ok(None) => unknown(lang),
+        Ok(Some(j)) => match (j.status, j.csrf_token.as_deref()) {
+            (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &j, csrf),
+            (VerificationStatus::Submitted, _) => checking(lang, &token, &j),
+            (VerificationStatus::Expired, _) => message(StatusCode::GONE, lang, t.expired_title, t.expired_text),
+            _ => message(StatusCode::OK, lang, t.used_title, t.used_text),
+        },
+        Err(e) => {
+            tracing::error!(error = %e, "journey page");
+            message(StatusCode::INTERNAL_SERVER_ERROR, lang, t.error_title, t.error_text)
+        }
+    }
+}

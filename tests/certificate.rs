@@ -1,0 +1,210 @@
+//! The PDF certificate as a reader sees it (rendered by poppler, its QR code decoded by rxing) and
+//! the public authenticity page its QR code leads to: genuine links confirm, forged ones are
+//! refused, and neither the certificate nor the page leaks to another company or to the public.
+
+mod support;
+
+use rxing::common::HybridBinarizer;
+use rxing::qrcode::QRCodeReader;
+use rxing::{BinaryBitmap, DecodeHints, Luma8LuminanceSource, Reader};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::Service;
+
+fn poppler(tool: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("`{tool}` cannot run ({e}): poppler-utils is missing, run scripts/system-deps"));
+    assert!(out.status.success(), "{tool} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The text of the QR code on the first page, rendered at 150 dpi like a print scanned back.
+fn qr_text(pdf: &Path) -> String {
+    let prefix = pdf.with_extension("");
+    let prefix = prefix.to_str().unwrap();
+    poppler("pdftoppm", &["-r", "150", "-png", "-singlefile", pdf.to_str().unwrap(), prefix]);
+    let page = image::open(format!("{prefix}.png")).expect("pdftoppm wrote a PNG").to_luma8();
+    let (w, h) = page.dimensions();
+    let source = Luma8LuminanceSource::new(page.into_raw(), w, h).expect("a luminance source");
+    let mut bitmap = BinaryBitmap::new(HybridBinarizer::new(source));
+    let hints = DecodeHints {
+        TryHarder: Some(true),
+        ..DecodeHints::default()
+    };
+    QRCodeReader
+        .decode_with_hints(&mut bitmap, &hints)
+        .expect("a QR code on the certificate")
+        .getText()
+        .to_owned()
+}
+
+async fn certificate(svc: &Service, key: &str, csl: &str) -> reqwest::Response {
+    svc.http
+        .get(svc.url(&format!("/api/v1/consultations/{csl}/certificate")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A public GET, no API key, in `lang` when given.
+async fn public(svc: &Service, url: &str, lang: Option<&str>) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut request = svc.http.get(url);
+    if let Some(lang) = lang {
+        request = request.header("accept-language", lang);
+    }
+    let r = request.send().await.unwrap();
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    (status, headers, r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn certificate_carries_a_qr_code_to_a_genuine_authenticity_page() {
+    let svc = Service::start(&[]).await;
+    let a = svc.company();
+    let b = svc.company();
+    let batch = svc.open_batch(&a.key, None).await;
+    for i in 0..2u8 {
+        let body = json!({ "documentCategory": "identite", "document": support::b64(&support::png(320, i)), "externalRef": format!("Dupont-{i}") });
+        assert_eq!(svc.post(&a.key, &format!("/api/v1/batches/{batch}/documents"), body).await.0, 201);
+    }
+    svc.post(&a.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    let done = svc
+        .wait_batch(&a.key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    let csl = done["items"][0]["consultationId"].as_str().unwrap().to_owned();
+    let other = done["items"][1]["consultationId"].as_str().unwrap().to_owned();
+    let consultation = svc.get(&a.key, &format!("/api/v1/consultations/{csl}")).await.1;
+
+    // Generation time, reported (not asserted): the first call includes a cold reader.
+    let mut timings = Vec::new();
+    let mut bodies = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let r = certificate(&svc, &a.key, &csl).await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["content-type"], "application/pdf");
+        bodies.push(r.bytes().await.unwrap());
+        timings.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    eprintln!(
+        "certificate round trips (ms): {:?}",
+        timings.iter().map(|t| format!("{t:.1}")).collect::<Vec<_>>()
+    );
+    assert!(
+        bodies.windows(2).all(|w| w[0] == w[1]),
+        "the same consultation gives the same bytes"
+    );
+    let pdf = &bodies[0];
+
+    let dir = support::TempDir::new("certificate");
+    let file = dir.0.join("certificate.pdf");
+    std::fs::write(&file, pdf).unwrap();
+    let text = String::from_utf8(poppler("pdftotext", &["-layout", file.to_str().unwrap(), "-"])).unwrap();
+    for expected in [
+        "Certificat d’analyse documentaire",
+        "Vérifications réalisées",
+        "Analysé le",
+        "Catégorie : Document d’identité",
+        "Points d’attention",
+        "Vérifier l’authenticité",
+        "Intégrité du fichier",
+        csl.as_str(),
+    ] {
+        assert!(text.contains(expected), "`{expected}` missing from:\n{text}");
+    }
+    assert!(!text.contains('?'), "a character did not encode:\n{text}");
+    assert!(
+        !text.to_lowercase().contains("selfie"),
+        "the built-in engine does not match selfies:\n{text}"
+    );
+    assert!(!text.contains("Dupont"), "no client reference on the certificate");
+
+    let url = qr_text(&file);
+    assert!(url.starts_with(&svc.url(&format!("/authenticite/{csl}."))), "{url}");
+    assert!(
+        text.contains(&url) || text.replace(char::is_whitespace, "").contains(&url),
+        "the link is also printed"
+    );
+
+    // The genuine page: public, no personal data, French by default.
+    let (status, headers, page) = public(&svc, &url, None).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(headers["x-robots-tag"], "noindex");
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'none'") && !csp.contains("unsafe"), "{csp}");
+    assert!(
+        page.contains("<html lang=\"fr\">") && page.contains("<h1>Certificat authentique</h1>"),
+        "{page}"
+    );
+    assert!(page.contains(&csl), "{page}");
+    let verdict = consultation["verdict"].as_str().unwrap();
+    let label = match verdict {
+        "suspect" => "Suspect",
+        "analyse_impossible" => "Analyse impossible",
+        "non_conforme" => "Non conforme",
+        "sans_anomalie" => "Sans anomalie détectée",
+        _ => "Conforme",
+    };
+    assert!(page.contains(&format!("<dd>{label}</dd>")), "verdict {verdict}: {page}");
+    assert!(page.contains(&consultation["analyzedAt"].as_str().unwrap()[..10]));
+    for private in ["Dupont", "Test SA", &a.id, consultation["documentType"].as_str().unwrap()] {
+        assert!(!page.contains(private), "`{private}` on the public page");
+    }
+    assert!(!page.contains("http"), "no external asset: {page}");
+
+    let (status, headers, page) = public(&svc, &url, Some("en-GB,en;q=0.9,fr;q=0.5")).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-language"], "en");
+    assert!(
+        page.contains("<html lang=\"en\">") && page.contains("Genuine certificate"),
+        "{page}"
+    );
+
+    // Forged links: one character of the signature changed, or this signature on another id.
+    let (prefix, signature) = url.rsplit_once('.').unwrap();
+    let mut altered: Vec<char> = signature.chars().collect();
+    altered[3] = if altered[3] == 'x' { 'y' } else { 'x' };
+    let altered: String = altered.into_iter().collect();
+    let swapped = url.replace(&csl, &other);
+    for forged in [
+        format!("{prefix}.{altered}"),
+        swapped,
+        svc.url(&format!("/authenticite/{csl}")),
+        svc.url("/authenticite/nothing-here"),
+    ] {
+        let (status, headers, page) = public(&svc, &forged, None).await;
+        assert_eq!(status, 404, "{forged}");
+        assert_eq!(headers["x-robots-tag"], "noindex");
+        assert!(
+            page.contains("Lien de certificat non valide") && page.contains("falsifié"),
+            "{page}"
+        );
+        assert!(!page.contains(&csl) && !page.contains(&other), "a forged link reveals nothing");
+        let (_, _, page) = public(&svc, &forged, Some("en")).await;
+        assert!(page.contains("Invalid certificate link") && page.contains("forged"), "{page}");
+    }
+
+    // The other consultation's genuine link comes from its own certificate.
+    let r = certificate(&svc, &a.key, &other).await;
+    assert_eq!(r.status(), 200);
+    assert_ne!(r.bytes().await.unwrap(), *pdf, "each consultation has its own certificate");
+
+    // Another company's key cannot download it.
+    let (s, body) = svc.get(&b.key, &format!("/api/v1/consultations/{csl}/certificate")).await;
+    assert_eq!((s, body["error"].as_str()), (404, Some("not_found")));
+    let r = svc
+        .http
+        .get(svc.url(&format!("/api/v1/consultations/{csl}/certificate")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "the certificate itself needs an API key");
+}

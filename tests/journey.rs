@@ -1,0 +1,305 @@
+//! The customer journey behind `verificationUrl`, driven over real HTTP exactly as the page's
+//! script drives it: read the CSRF token from the page, upload each file as a raw body, submit,
+//! poll the status, then find the result through the API and the signed webhook.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::receiver::Receiver;
+use support::{Company, Service};
+
+const WAIT: Duration = Duration::from_secs(60);
+const SAMPLES: &str = "/work/shared/data/samples/identite";
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{SAMPLES}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn workflow(svc: &Service, co: &Company, category: &str, hook: Option<&str>) -> String {
+    let mut args = vec![
+        "workflow",
+        "create",
+        "--company",
+        &co.id,
+        "--name",
+        "Parcours",
+        "--category",
+        category,
+    ];
+    if let Some(url) = hook {
+        args.extend(["--webhook-url", url]);
+    }
+    svc.admin(&args)["id"].as_str().unwrap().to_owned()
+}
+
+/// A new session: (id, journey URL, token).
+async fn session(svc: &Service, co: &Company, workflow: &str) -> (String, String, String) {
+    let (s, body) = svc
+        .post(
+            &co.key,
+            "/api/v1/verifications",
+            json!({ "workflowId": workflow, "externalRef": "dossier-7" }),
+        )
+        .await;
+    assert_eq!(s, 201, "{body}");
+    let url = body["verificationUrl"].as_str().unwrap().to_owned();
+    let token = url.rsplit('/').next().unwrap().to_owned();
+    (body["id"].as_str().unwrap().to_owned(), url, token)
+}
+
+/// The page and the CSRF token its script reads from `<meta name="csrf-token">`.
+async fn open(svc: &Service, url: &str, lang: Option<&str>) -> (u16, String, Option<String>) {
+    let mut req = svc.http.get(url);
+    if let Some(lang) = lang {
+        req = req.header("accept-language", lang);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    let html = r.text().await.unwrap();
+    let csrf = html
+        .split("<meta name=\"csrf-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
+    (status, html, csrf)
+}
+
+async fn upload(svc: &Service, url: &str, side: &str, csrf: Option<&str>, bytes: Vec<u8>, content_type: &str) -> (u16, Value) {
+    let mut req = svc
+        .http
+        .post(format!("{url}/files/{side}"))
+        .header("content-type", content_type)
+        .header("sec-fetch-site", "same-origin")
+        .body(bytes);
+    if let Some(csrf) = csrf {
+        req = req.header("x-csrf-token", csrf);
+    }
+    let r = req.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn submit(svc: &Service, url: &str, csrf: &str) -> (u16, Value) {
+    let r = svc
+        .http
+        .post(format!("{url}/submit"))
+        .header("x-csrf-token", csrf)
+        .header("sec-fetch-site", "same-origin")
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+async fn read(svc: &Service, co: &Company, id: &str) -> Value {
+    svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await.1
+}
+
+async fn status(svc: &Service, url: &str) -> String {
+    let r = svc.http.get(format!("{url}/status")).send().await.unwrap();
+    let body: Value = r.json().await.unwrap_or(Value::Null);
+    body["status"].as_str().unwrap_or("").to_owned()
+}
+
+#[tokio::test]
+async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_webhook() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let wf = workflow(&svc, &co, "identite", Some(&hook.url));
+    let (id, url, _) = session(&svc, &co, &wf).await;
+    assert_eq!(read(&svc, &co, &id).await["status"], "created");
+
+    let (s, html, csrf) = open(&svc, &url, None).await;
+    assert_eq!(s, 200);
+    assert!(html.contains("<html lang=\"fr\""), "French by default");
+    for id in [
+        "id=\"front\"",
+        "id=\"back\"",
+        "id=\"selfie\"",
+        "id=\"submit\"",
+        "capture=\"user\"",
+        "capture=\"environment\"",
+    ] {
+        assert!(html.contains(id), "{id} missing from the page");
+    }
+    assert!(!html.contains("id=\"document\""));
+    let csrf = csrf.expect("the page carries a CSRF token");
+    assert_eq!(
+        read(&svc, &co, &id).await["status"],
+        "started",
+        "opening the link starts the session"
+    );
+
+    let (s, body) = upload(&svc, &url, "front", None, sample("sample-passeport-td3-valide.jpg"), "image/jpeg").await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (403, Some("browser_request_forbidden")),
+        "no CSRF token: {body}"
+    );
+    let (s, body) = upload(&svc, &url, "front", Some(&csrf), b"%PDF-1.4 not an image".to_vec(), "image/jpeg").await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_document")),
+        "sniffed, not trusted: {body}"
+    );
+    assert!(body["message"].as_str().unwrap().contains("JPEG, PNG or WebP"), "{body}");
+    let (s, body) = submit(&svc, &url, &csrf).await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("invalid_request")), "files missing: {body}");
+
+    let (s, body) = upload(
+        &svc,
+        &url,
+        "front",
+        Some(&csrf),
+        sample("sample-passeport-td3-valide.jpg"),
+        "image/jpeg",
+    )
+    .await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(body["kind"], "jpeg");
+    let (s, body) = upload(&svc, &url, "selfie", Some(&csrf), sample("sample-cni-td1-valide.png"), "image/png").await;
+    assert_eq!(s, 201, "{body}");
+    let (s, body) = submit(&svc, &url, &csrf).await;
+    assert_eq!((s, &body), (202, &json!({ "status": "submitted" })));
+
+    // Single use: no second submit, no further upload.
+    let (s, body) = submit(&svc, &url, &csrf).await;
+    assert_eq!((s, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
+    let (s, _) = upload(&svc, &url, "back", Some(&csrf), sample("sample-cni-td1-valide.png"), "image/png").await;
+    assert_eq!(s, 409);
+
+    support::eventually(WAIT, "the journey completes", || async { status(&svc, &url).await == "completed" }).await;
+    let session = read(&svc, &co, &id).await;
+    assert_eq!(session["status"], "completed");
+    let consultation_id = session["consultationId"]
+        .as_str()
+        .expect("the consultation of the journey")
+        .to_owned();
+    let (s, consultation) = svc.get(&co.key, &format!("/api/v1/consultations/{consultation_id}")).await;
+    assert_eq!(s, 200, "{consultation}");
+    assert_eq!(consultation["verdict"], "conforme", "{consultation}");
+    assert_eq!(consultation["decision"], "conforme", "{consultation}");
+    assert_eq!(consultation["externalRef"], "dossier-7");
+    assert_eq!(consultation["workflowId"], wf.as_str());
+
+    let got = hook.wait_for(1, WAIT).await;
+    let event = got
+        .iter()
+        .find(|r| r.body["event"] == "verification.completed")
+        .expect("verification.completed");
+    assert!(event.signature_valid);
+    assert_eq!(event.body["consultationId"], consultation_id.as_str());
+    assert_eq!(event.body["decision"], "conforme");
+
+    // The link is spent: its page says so, without the verdict.
+    let (s, html, csrf) = open(&svc, &url, None).await;
+    assert_eq!(s, 200);
+    assert!(html.contains("Lien déjà utilisé"), "{html}");
+    assert!(!html.contains("conforme") && csrf.is_none());
+}
+
+#[tokio::test]
+async fn unreadable_administrative_documents_still_complete_and_go_to_review() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let wf = workflow(&svc, &co, "administratif", Some(&hook.url));
+    let (id, url, _) = session(&svc, &co, &wf).await;
+    let (_, html, csrf) = open(&svc, &url, Some("en-GB,en;q=0.9")).await;
+    assert!(html.contains("<html lang=\"en\"") && html.contains("id=\"document\""));
+    assert!(!html.contains("id=\"front\""));
+    let csrf = csrf.unwrap();
+    // A PDF header with nothing readable behind it: accepted by sniffing, unreadable to the engine.
+    let mut broken = b"%PDF-1.4\n".to_vec();
+    broken.extend(std::iter::repeat_n(b'x', 2000));
+    let (s, body) = upload(&svc, &url, "document", Some(&csrf), broken, "application/pdf").await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(submit(&svc, &url, &csrf).await.0, 202);
+    support::eventually(WAIT, "the journey completes", || async { status(&svc, &url).await == "completed" }).await;
+    let (_, session) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    let (_, consultation) = svc
+        .get(
+            &co.key,
+            &format!("/api/v1/consultations/{}", session["consultationId"].as_str().unwrap()),
+        )
+        .await;
+    assert_eq!(consultation["verdict"], "analyse_impossible", "{consultation}");
+    assert_eq!(
+        consultation["reviewStatus"], "pending",
+        "an unreadable document goes to human review: {consultation}"
+    );
+    let event = hook.wait_for(1, WAIT).await;
+    assert_eq!(event[0].body["event"], "verification.completed");
+    assert_eq!(event[0].body["verdict"], "analyse_impossible");
+}
+
+#[tokio::test]
+async fn unknown_expired_and_english_pages() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+
+    let (s, html, _) = open(&svc, &svc.url("/v/doesnotexist"), None).await;
+    assert_eq!(s, 404);
+    assert!(html.contains("Lien inconnu"));
+    let (s, html, _) = open(&svc, &svc.url("/v/doesnotexist"), Some("en")).await;
+    assert_eq!(s, 404);
+    assert!(html.contains("Unknown link") && html.contains("lang=\"en\""));
+    let r = svc.http.get(svc.url("/v/doesnotexist/status")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+
+    let (_, url, _) = session(&svc, &co, &wf).await;
+    let (s, html, csrf) = open(&svc, &url, Some("en")).await;
+    assert_eq!(s, 200);
+    assert!(html.contains("Front of the identity document") && html.contains("Send"), "{html}");
+    let csrf = csrf.unwrap();
+    // A request from another site is refused even with the right token.
+    let r = svc
+        .http
+        .post(format!("{url}/submit"))
+        .header("x-csrf-token", &csrf)
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.execute("UPDATE verifications SET expires_at = '2000-01-01T00:00:00Z'", [])
+        .unwrap();
+    let (s, html, _) = open(&svc, &url, None).await;
+    assert_eq!(s, 410);
+    assert!(html.contains("Lien expiré"));
+    let (s, html, _) = open(&svc, &url, Some("en")).await;
+    assert_eq!(s, 410);
+    assert!(html.contains("Link expired"));
+    assert_eq!(status(&svc, &url).await, "expired");
+    let (s, body) = upload(
+        &svc,
+        &url,
+        "front",
+        Some(&csrf),
+        sample("sample-passeport-td3-valide.jpg"),
+        "image/jpeg",
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
+}
+
+/// Page weights (HTML with its inline CSS and JS), printed for the record.
+#[tokio::test]
+async fn journey_pages_stay_small() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    for category in ["identite", "administratif"] {
+        let wf = workflow(&svc, &co, category, None);
+        let (_, url, _) = session(&svc, &co, &wf).await;
+        let (_, html, _) = open(&svc, &url, None).await;
+        eprintln!("journey page ({category}): {} bytes", html.len());
+        assert!(html.len() < 16_000, "{} bytes", html.len());
+    }
+    let (_, html, _) = open(&svc, &svc.url("/v/doesnotexist"), None).await;
+    eprintln!("unknown-link page: {} bytes", html.len());
+}
