@@ -81,7 +81,8 @@ async fn an_open_batch_expires_after_its_window_with_its_documents() {
 #[tokio::test]
 async fn the_completion_window_expires_what_was_not_processed() {
     const DOCS: usize = 60;
-    let mut svc = Service::start(&[("SCEAU_BATCH_WINDOW_SECONDS", "4"), ("SCEAU_WORKERS", "1")]).await;
+    // The window must outlast 60 deposits on a loaded machine, and the outage must outlast the window.
+    let mut svc = Service::start(&[("SCEAU_BATCH_WINDOW_SECONDS", "8"), ("SCEAU_WORKERS", "1")]).await;
     let co = svc.company();
     let batch = svc.open_batch(&co.key, None).await;
     for i in 0..DOCS {
@@ -91,7 +92,7 @@ async fn the_completion_window_expires_what_was_not_processed() {
     assert_eq!(s, 200);
     // The service is down past the deadline: at restart, what is left expires, nothing waits.
     svc.kill_hard();
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_secs(9)).await;
     svc.boot().await;
     let done = svc
         .wait_batch(&co.key, &batch, Duration::from_secs(30), |b| {

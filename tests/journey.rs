@@ -96,6 +96,34 @@ async fn read(svc: &Service, co: &Company, id: &str) -> Value {
     svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await.1
 }
 
+/// An image of a consultation: (status, content type, bytes).
+async fn image(svc: &Service, co: &Company, consultation: &str, side: &str) -> (u16, String, Vec<u8>) {
+    let r = svc
+        .http
+        .get(svc.url(&format!("/api/v1/consultations/{consultation}/images/{side}")))
+        .bearer_auth(&co.key)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let content_type = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    (status, content_type, r.bytes().await.unwrap().to_vec())
+}
+
+/// The journey files still stored for a session.
+fn uploads_left(svc: &Service, id: &str) -> i64 {
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.query_row("SELECT count(*) FROM verification_uploads WHERE verification_id = ?1", [id], |r| {
+        r.get(0)
+    })
+    .unwrap()
+}
+
 async fn status(svc: &Service, url: &str) -> String {
     let r = svc.http.get(format!("{url}/status")).send().await.unwrap();
     let body: Value = r.json().await.unwrap_or(Value::Null);
@@ -198,6 +226,29 @@ async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_
     assert_eq!(s, 200);
     assert!(html.contains("Lien déjà utilisé"), "{html}");
     assert!(!html.contains("conforme") && csrf.is_none());
+
+    // The uploads became the consultation's images, served decrypted with the API key; the
+    // uploads themselves are then released.
+    let (s, content_type, bytes) = image(&svc, &co, &consultation_id, "recto").await;
+    assert_eq!((s, content_type.as_str()), (200, "image/jpeg"));
+    assert!(bytes == sample("sample-passeport-td3-valide.jpg"), "the front as uploaded");
+    let (s, content_type, bytes) = image(&svc, &co, &consultation_id, "selfie").await;
+    assert_eq!((s, content_type.as_str()), (200, "image/png"));
+    assert!(bytes == sample("sample-cni-td1-valide.png"), "the selfie as uploaded");
+    let (s, b) = svc
+        .get(&co.key, &format!("/api/v1/consultations/{consultation_id}/images/verso"))
+        .await;
+    assert_eq!((s, b["error"].as_str()), (404, Some("not_found")), "no back was uploaded");
+    support::eventually(WAIT, "the uploads are released", || async { uploads_left(&svc, &id) == 0 }).await;
+
+    // Retention purges journey images like batch images; the consultation stays.
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    for side in ["recto", "selfie"] {
+        let path = format!("/api/v1/consultations/{consultation_id}/images/{side}");
+        support::eventually(WAIT, "the image is purged", || async { svc.get(&co.key, &path).await.0 == 404 }).await;
+        assert_eq!(svc.get(&co.key, &path).await.1["error"], "image_purged", "{side}");
+    }
+    assert_eq!(svc.get(&co.key, &format!("/api/v1/consultations/{consultation_id}")).await.0, 200);
 }
 
 #[tokio::test]
@@ -214,7 +265,7 @@ async fn unreadable_administrative_documents_still_complete_and_go_to_review() {
     // A PDF header with nothing readable behind it: accepted by sniffing, unreadable to the engine.
     let mut broken = b"%PDF-1.4\n".to_vec();
     broken.extend(std::iter::repeat_n(b'x', 2000));
-    let (s, body) = upload(&svc, &url, "document", Some(&csrf), broken, "application/pdf").await;
+    let (s, body) = upload(&svc, &url, "document", Some(&csrf), broken.clone(), "application/pdf").await;
     assert_eq!(s, 201, "{body}");
     assert_eq!(submit(&svc, &url, &csrf).await.0, 202);
     support::eventually(WAIT, "the journey completes", || async { status(&svc, &url).await == "completed" }).await;
@@ -233,6 +284,11 @@ async fn unreadable_administrative_documents_still_complete_and_go_to_review() {
     let event = hook.wait_for(1, WAIT).await;
     assert_eq!(event[0].body["event"], "verification.completed");
     assert_eq!(event[0].body["verdict"], "analyse_impossible");
+    // The administrative document is the consultation's recto.
+    let consultation_id = session["consultationId"].as_str().unwrap();
+    let (s, content_type, bytes) = image(&svc, &co, consultation_id, "recto").await;
+    assert_eq!((s, content_type.as_str()), (200, "application/pdf"));
+    assert!(bytes == broken, "the document as uploaded");
 }
 
 #[tokio::test]
@@ -286,6 +342,48 @@ async fn unknown_expired_and_english_pages() {
     )
     .await;
     assert_eq!((s, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
+}
+
+#[tokio::test]
+async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let (id, url, _) = session(&svc, &co, &wf).await;
+    let (_, _, csrf) = open(&svc, &url, None).await;
+    let csrf = csrf.unwrap();
+    let (s, body) = upload(
+        &svc,
+        &url,
+        "front",
+        Some(&csrf),
+        sample("sample-passeport-td3-valide.jpg"),
+        "image/jpeg",
+    )
+    .await;
+    assert_eq!(s, 201, "{body}");
+    let blob: String = rusqlite::Connection::open(svc.data_dir().join("sceau.db"))
+        .unwrap()
+        .query_row("SELECT blob FROM verification_uploads WHERE verification_id = ?1", [&id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.execute("UPDATE verifications SET expires_at = '2000-01-01T00:00:00Z' WHERE id = ?1", [&id])
+        .unwrap();
+    // Expired but within the retention (30 days by default): the file is kept.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(uploads_left(&svc, &id), 1, "kept until the retention has passed");
+
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    support::eventually(WAIT, "the expired journey's upload is deleted", || async {
+        uploads_left(&svc, &id) == 0
+    })
+    .await;
+    let blob_path = svc.data_dir().join("blobs").join(&blob[..2]).join(&blob);
+    let blob_file_found = std::fs::metadata(&blob_path).is_ok();
+    assert!(!blob_file_found, "{} still exists", blob_path.display());
 }
 
 /// Page weights (HTML with its inline CSS and JS), printed for the record.

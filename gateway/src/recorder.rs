@@ -238,7 +238,10 @@ impl Recorder {
         }
     }
 
-    /// A journey ends with a consultation, its decision and `verification.completed`.
+    /// A journey ends with a consultation, its decision and `verification.completed`. Like a batch
+    /// document, its uploads are copied into the consultation's own encrypted images (bound to the
+    /// consultation and side, which is what the images API opens them with), recorded in the
+    /// transaction that records the consultation; the uploads are then released.
     async fn finish_verification(
         &self,
         id: VerificationId,
@@ -254,11 +257,90 @@ impl Recorder {
                 return Ok(());
             }
         };
-        let consultation_id = ConsultationId::generate(chrono::Utc::now());
-        self.store
-            .write(move |tx| verifications::record_result(tx, &id, &consultation_id, &report, at, chrono::Utc::now()))
-            .await?;
-        Ok(())
+        let lookup = id.clone();
+        let Some(uploads) = self.store.read(move |c| verifications::uploads_for_result(c, &lookup)).await? else {
+            tracing::warn!(%id, "result for an unknown verification ignored");
+            return Ok(());
+        };
+        if uploads.completed {
+            // A redelivered result: the consultation and its images exist; finish a release a
+            // crash may have interrupted (the sweeper would too).
+            self.release_uploads(&id, &uploads.files).await;
+            return Ok(());
+        }
+        let now = chrono::Utc::now();
+        let consultation_id = ConsultationId::generate(now);
+        let upload_context = verifications::upload_context(&uploads.company_id, &id);
+        let mut images: Vec<(ImageSide, String, &'static str)> = Vec::new();
+        for file in &uploads.files {
+            let bytes = match self.blobs.get(&file.blob, &upload_context).await {
+                Ok(b) => b,
+                // The result matters more than one image: a file already gone (released after a
+                // crash, or by retention) leaves the consultation without that image.
+                Err(common::blobs::BlobError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(%id, side = %file.side, "journey file gone; the consultation has no image for it");
+                    continue;
+                }
+                Err(e) => {
+                    self.discard(&images).await;
+                    return Err(e.into());
+                }
+            };
+            let name = BlobStore::new_name();
+            let context = consultations::image_context(&uploads.company_id, &consultation_id, file.image_side);
+            if let Err(e) = self.blobs.put(&name, &context, &bytes).await {
+                self.discard(&images).await;
+                return Err(e.into());
+            }
+            images.push((file.image_side, name, content_type(&file.kind)));
+        }
+        let stored_images = images.clone();
+        let session = id.clone();
+        let recorded = self
+            .store
+            .write(move |tx| {
+                if verifications::record_result(tx, &id, &consultation_id, &report, at, now)?.is_none() {
+                    return Ok(false);
+                }
+                for (side, blob, content_type) in &stored_images {
+                    consultations::add_image(tx, &consultation_id, *side, blob, content_type, now)?;
+                }
+                Ok::<_, RepoError>(true)
+            })
+            .await;
+        match recorded {
+            Ok(true) => {
+                self.release_uploads(&session, &uploads.files).await;
+                Ok(())
+            }
+            Ok(false) => {
+                self.discard(&images).await;
+                Ok(())
+            }
+            Err(e) => {
+                self.discard(&images).await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Deletes the upload blobs of a completed journey, then their rows; best effort, since the
+    /// sweeper releases whatever remains.
+    async fn release_uploads(&self, id: &VerificationId, files: &[verifications::UploadedFile]) {
+        for file in files {
+            if let Err(e) = self.blobs.delete(&file.blob).await {
+                tracing::error!(error = %e, "cannot delete a journey file; the sweeper will retry");
+                continue;
+            }
+            let (id, side, blob) = (id.to_string(), file.side.clone(), file.blob.clone());
+            if let Err(e) = self
+                .store
+                .write(move |tx| verifications::upload_released(tx, &id, &side, &blob))
+                .await
+            {
+                tracing::error!(error = %e, "cannot forget a released journey file; the sweeper will retry");
+            }
+        }
     }
 
     async fn discard(&self, images: &[(ImageSide, String, &'static str)]) {

@@ -1,9 +1,10 @@
-//! Periodic housekeeping: deletes the deposit files of settled documents, and purges consultation
-//! images past their company's retention. Both are idempotent, so a crash mid-way is repaired by
-//! the next sweep.
+//! Periodic housekeeping: deletes the deposit files of settled documents and the uploads of
+//! journeys that no longer need them, and purges consultation images (batch and journey alike)
+//! past their company's retention. All are idempotent, so a crash mid-way is repaired by the next
+//! sweep.
 
 use common::blobs::BlobStore;
-use common::store::{batches, consultations, RepoError, Store};
+use common::store::{batches, consultations, verifications, RepoError, Store};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -13,6 +14,9 @@ pub async fn run(store: Store, blobs: BlobStore, every: Duration, shutdown: Canc
     loop {
         if let Err(e) = release_deposit_files(&store, &blobs).await {
             tracing::error!(error = %e, "cannot release deposit files");
+        }
+        if let Err(e) = release_journey_uploads(&store, &blobs).await {
+            tracing::error!(error = %e, "cannot release journey uploads");
         }
         if let Err(e) = purge_images(&store, &blobs).await {
             tracing::error!(error = %e, "cannot purge images");
@@ -42,6 +46,23 @@ pub async fn release_deposit_files(store: &Store, blobs: &BlobStore) -> Result<u
         }
         store
             .write(move |tx| batches::files_released(tx, &item, chrono::Utc::now()))
+            .await?;
+    }
+    Ok(count)
+}
+
+/// Journey uploads are deleted once their consultation has its own copies, or once the company's
+/// retention has passed for a session that expired or whose job never brought a result. The blob
+/// goes first, then the row, so a crash in between only repeats a harmless deletion.
+pub async fn release_journey_uploads(store: &Store, blobs: &BlobStore) -> Result<usize, SweepError> {
+    let due = store
+        .read(|c| verifications::releasable_uploads(c, chrono::Utc::now(), BATCH))
+        .await?;
+    let count = due.len();
+    for (verification, side, blob) in due {
+        blobs.delete(&blob).await?;
+        store
+            .write(move |tx| verifications::upload_released(tx, &verification, &side, &blob))
             .await?;
     }
     Ok(count)

@@ -2,7 +2,7 @@
 //! hashed, and the session's status is computed against its expiry.
 
 use super::error::{stored, RepoError};
-use crate::domain::{DocumentCategory, VerificationStatus};
+use crate::domain::{DocumentCategory, ImageSide, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
@@ -353,6 +353,105 @@ pub fn record_result(
     Ok(Some(consultation))
 }
 
+/// The consultation image an uploaded side becomes: the administrative `document` is the recto,
+/// so the images API (`recto`, `verso`, `selfie`) serves every journey file.
+pub fn image_side(side: &str) -> Option<ImageSide> {
+    match side {
+        "front" | "document" => Some(ImageSide::Recto),
+        "back" => Some(ImageSide::Verso),
+        "selfie" => Some(ImageSide::Selfie),
+        _ => None,
+    }
+}
+
+/// One uploaded file, as the recorder copies it into a consultation image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadedFile {
+    /// The side as uploaded (`front`, `back`, `selfie`, `document`).
+    pub side: String,
+    pub image_side: ImageSide,
+    pub blob: String,
+    pub kind: String,
+}
+
+/// What the recorder needs before recording a journey's result.
+#[derive(Debug, Clone)]
+pub struct UploadsForResult {
+    pub company_id: CompanyId,
+    /// The result is already recorded (a redelivered job).
+    pub completed: bool,
+    pub files: Vec<UploadedFile>,
+}
+
+/// The session's company, whether it is completed, and its uploaded files; `None` for an unknown
+/// session.
+pub fn uploads_for_result(c: &Connection, id: &VerificationId) -> Result<Option<UploadsForResult>, RepoError> {
+    let row: Option<(String, String)> = c
+        .query_row("SELECT company_id, status FROM verifications WHERE id = ?1", [id.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    let Some((company, status)) = row else {
+        return Ok(None);
+    };
+    let mut stmt = c.prepare("SELECT side, blob, kind FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
+    let rows = stmt
+        .query_map([id.as_str()], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut files = Vec::with_capacity(rows.len());
+    for (side, blob, kind) in rows {
+        // Sides are checked against the journey on upload, so another one is a corrupt row.
+        let image_side = image_side(&side)
+            .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has an upload of side {side}"))))?;
+        files.push(UploadedFile {
+            side,
+            image_side,
+            blob,
+            kind,
+        });
+    }
+    Ok(Some(UploadsForResult {
+        company_id: stored(&company)?,
+        completed: status == VerificationStatus::Completed.as_str(),
+        files,
+    }))
+}
+
+/// Uploads no longer needed, as (verification, side, blob): those of completed sessions (their
+/// consultation has its own copies, written in the same transaction as the completion), and, once
+/// the company's retention has passed since the upload, those of sessions that can no longer
+/// complete: expired before submission, or submitted and past the job's window without a result.
+pub fn releasable_uploads(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<(String, String, String)>, RepoError> {
+    let now_text = crate::time::format(now);
+    let window_start = crate::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS));
+    // Timestamps are `crate::time::format` text, so the retention deadline is computed in the same
+    // format and compared as text; filtering in SQL keeps `limit` from starving due rows.
+    let mut stmt = c.prepare(
+        "SELECT u.verification_id, u.side, u.blob FROM verification_uploads u
+         JOIN verifications v ON v.id = u.verification_id JOIN companies co ON co.id = v.company_id
+         WHERE v.status = 'completed'
+            OR (strftime('%Y-%m-%dT%H:%M:%fZ', u.created_at, '+' || co.retention_days || ' days') <= ?1
+                AND ((v.status IN ('created', 'started') AND v.expires_at <= ?1)
+                     OR (v.status = 'submitted' AND v.submitted_at <= ?2)))
+         ORDER BY u.created_at LIMIT ?3",
+    )?;
+    let rows = stmt
+        .query_map(params![now_text, window_start, limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// Forgets an upload whose blob was deleted. Idempotent; a row that points to another blob stays.
+pub fn upload_released(tx: &Connection, verification_id: &str, side: &str, blob: &str) -> Result<(), RepoError> {
+    tx.execute(
+        "DELETE FROM verification_uploads WHERE verification_id = ?1 AND side = ?2 AND blob = ?3",
+        params![verification_id, side, blob],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,6 +604,180 @@ mod tests {
         assert!(second_ignored);
         assert_eq!(events, 1);
         assert_eq!(status, VerificationStatus::Completed);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A company with an identity workflow, in a fresh store.
+    fn setup(tx: &Connection, now: DateTime<Utc>) -> Result<(CompanyId, WorkflowId), RepoError> {
+        let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+        let wf = super::super::workflows::create(
+            tx,
+            &company,
+            "KYC",
+            DocumentCategory::Identite,
+            None,
+            &WorkflowRules::default(),
+            false,
+            now,
+        )?;
+        Ok((company, wf.workflow.id))
+    }
+
+    fn session(
+        tx: &Connection,
+        company: &CompanyId,
+        wf: &WorkflowId,
+        token: &str,
+        now: DateTime<Utc>,
+    ) -> Result<VerificationId, RepoError> {
+        let id = VerificationId::generate(now);
+        let new = NewSession {
+            company,
+            workflow_id: wf,
+            external_ref: None,
+            expires_in_minutes: 60,
+            token,
+            token_sealed: vec![1],
+            url: String::new(),
+        };
+        create(tx, &id, new, now)?;
+        Ok(id)
+    }
+
+    fn upload<'a>(side: &'a str, blob: &'a str) -> NewUpload<'a> {
+        NewUpload {
+            side,
+            blob,
+            kind: "jpeg",
+            bytes: 3,
+        }
+    }
+
+    fn report() -> AnalysisReport {
+        AnalysisReport {
+            verdict: Verdict::Conforme,
+            document_type: "passeport".into(),
+            document_country: Some("FRA".into()),
+            anomalies: vec![],
+            two_d_doc: None,
+            holder_age: None,
+            pages: 1,
+            checks: vec![],
+        }
+    }
+
+    #[test]
+    fn upload_sides_map_to_the_image_sides_of_the_api() {
+        assert_eq!(image_side("front"), Some(ImageSide::Recto));
+        assert_eq!(image_side("document"), Some(ImageSide::Recto));
+        assert_eq!(image_side("back"), Some(ImageSide::Verso));
+        assert_eq!(image_side("selfie"), Some(ImageSide::Selfie));
+        assert_eq!(image_side("recto"), None);
+    }
+
+    #[tokio::test]
+    async fn uploads_for_result_lists_the_files_and_knows_a_completed_session() {
+        let dir = std::env::temp_dir().join(format!("sceau-ufr-{}", crate::ids::random_hex(8)));
+        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let (unknown, before, after, company) = store
+            .write(|tx| {
+                let now = Utc::now();
+                let (company, wf) = setup(tx, now)?;
+                let id = session(tx, &company, &wf, "tok", now)?;
+                record_upload(tx, &id, &upload("front", "b1"), now)?;
+                record_upload(tx, &id, &upload("selfie", "b2"), now)?;
+                submit(tx, &id, now)?;
+                let unknown = uploads_for_result(tx, &VerificationId::generate(now))?;
+                let before = uploads_for_result(tx, &id)?;
+                record_result(tx, &id, &ConsultationId::generate(now), &report(), now, now)?;
+                let after = uploads_for_result(tx, &id)?;
+                Ok::<_, RepoError>((unknown.is_none(), before, after, company))
+            })
+            .await
+            .unwrap();
+        assert!(unknown);
+        let before = before.unwrap();
+        assert_eq!(before.company_id, company);
+        assert!(!before.completed);
+        let sides: Vec<_> = before
+            .files
+            .iter()
+            .map(|f| (f.side.as_str(), f.image_side, f.blob.as_str()))
+            .collect();
+        assert_eq!(sides, vec![("front", ImageSide::Recto, "b1"), ("selfie", ImageSide::Selfie, "b2")]);
+        assert!(after.unwrap().completed);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn uploads_are_released_when_completed_or_past_retention_once_they_cannot_complete() {
+        let dir = std::env::temp_dir().join(format!("sceau-rel-{}", crate::ids::random_hex(8)));
+        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let outcome = store
+            .write(|tx| {
+                let now = Utc::now();
+                let (company, wf) = setup(tx, now)?;
+                let done = session(tx, &company, &wf, "t1", now)?;
+                record_upload(tx, &done, &upload("front", "done-front"), now)?;
+                record_upload(tx, &done, &upload("selfie", "done-selfie"), now)?;
+                submit(tx, &done, now)?;
+                record_result(tx, &done, &ConsultationId::generate(now), &report(), now, now)?;
+                let expired = session(tx, &company, &wf, "t2", now)?;
+                record_upload(tx, &expired, &upload("front", "expired-front"), now)?;
+                tx.execute(
+                    "UPDATE verifications SET expires_at = ?2 WHERE id = ?1",
+                    params![expired.as_str(), crate::time::format(now - Duration::minutes(1))],
+                )?;
+                let waiting = session(tx, &company, &wf, "t3", now)?;
+                record_upload(tx, &waiting, &upload("front", "waiting-front"), now)?;
+                record_upload(tx, &waiting, &upload("selfie", "waiting-selfie"), now)?;
+                submit(tx, &waiting, now)?;
+                let open = session(tx, &company, &wf, "t4", now)?;
+                record_upload(tx, &open, &upload("front", "open-front"), now)?;
+
+                let blobs = |rows: Vec<(String, String, String)>| {
+                    let mut b: Vec<String> = rows.into_iter().map(|(_, _, b)| b).collect();
+                    b.sort();
+                    b
+                };
+                let within_retention = blobs(releasable_uploads(tx, now, 100)?);
+                super::super::companies::set(tx, &company, None, Some(0))?;
+                let no_retention = blobs(releasable_uploads(tx, now, 100)?);
+                tx.execute(
+                    "UPDATE verifications SET submitted_at = ?2 WHERE id = ?1",
+                    params![
+                        waiting.as_str(),
+                        crate::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS + 1))
+                    ],
+                )?;
+                let window_over = blobs(releasable_uploads(tx, now, 100)?);
+                let limited = releasable_uploads(tx, now, 1)?.len();
+
+                upload_released(tx, done.as_str(), "front", "done-front")?;
+                upload_released(tx, done.as_str(), "front", "done-front")?;
+                upload_released(tx, done.as_str(), "selfie", "another-blob")?;
+                let after_release = blobs(releasable_uploads(tx, now, 100)?);
+                Ok::<_, RepoError>((within_retention, no_retention, window_over, limited, after_release))
+            })
+            .await
+            .unwrap();
+        let (within_retention, no_retention, window_over, limited, after_release) = outcome;
+        assert_eq!(within_retention, vec!["done-front", "done-selfie"], "only the completed session's");
+        assert_eq!(
+            no_retention,
+            vec!["done-front", "done-selfie", "expired-front"],
+            "a submitted job in its window and an open session keep their files"
+        );
+        assert_eq!(
+            window_over,
+            vec!["done-front", "done-selfie", "expired-front", "waiting-front", "waiting-selfie"]
+        );
+        assert_eq!(limited, 1);
+        assert_eq!(
+            after_release,
+            vec!["done-selfie", "expired-front", "waiting-front", "waiting-selfie"],
+            "released once; a row with another blob stays"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }
