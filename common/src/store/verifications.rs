@@ -467,21 +467,11 @@ mod tests {
         let outcome = store
             .write(|tx| {
                 let now = Utc::now();
-                let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
-                let wf = super::super::workflows::create(
-                    tx,
-                    &company,
-                    "KYC",
-                    DocumentCategory::Identite,
-                    None,
-                    &WorkflowRules::default(),
-                    false,
-                    now,
-                )?;
+                let (company, workflow) = setup(tx, now)?;
                 let id = VerificationId::generate(now);
                 let new = NewSession {
                     company: &company,
-                    workflow_id: &wf.workflow.id,
+                    workflow_id: &workflow,
                     external_ref: None,
                     expires_in_minutes: 60,
                     token: "tok",
