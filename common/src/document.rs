@@ -342,6 +342,7 @@ fn tiff_unreadable() -> DocumentError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_fixtures::{blank_pdf, png_claiming};
     use std::time::{Duration, Instant};
 
     fn encoded(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
@@ -352,29 +353,6 @@ mod tests {
 
     fn small_image() -> DynamicImage {
         DynamicImage::ImageRgb8(image::RgbImage::from_fn(8, 6, |x, y| image::Rgb([x as u8 * 30, y as u8 * 40, 90])))
-    }
-
-    fn pdf_with_pages(count: usize) -> Vec<u8> {
-        use lopdf::{dictionary, Document, Object};
-        let mut document = Document::with_version("1.5");
-        let pages_id = document.new_object_id();
-        let kids: Vec<Object> = (0..count)
-            .map(|_| {
-                let page = dictionary! {
-                    "Type" => "Page",
-                    "Parent" => pages_id,
-                    "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-                };
-                document.add_object(page).into()
-            })
-            .collect();
-        let pages = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count as i64 };
-        document.objects.insert(pages_id, Object::Dictionary(pages));
-        let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        document.trailer.set("Root", catalog);
-        let mut out = Vec::new();
-        document.save_to(&mut out).unwrap();
-        out
     }
 
     /// A real one-page TIFF turned into a two-page one: its IFD is copied at the end of the file
@@ -396,39 +374,6 @@ mod tests {
         tiff
     }
 
-    fn crc32(data: &[u8]) -> u32 {
-        let mut crc = 0xffff_ffffu32;
-        for byte in data {
-            crc ^= u32::from(*byte);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
-            }
-        }
-        !crc
-    }
-
-    fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-        let mut chunk = (data.len() as u32).to_be_bytes().to_vec();
-        chunk.extend_from_slice(kind);
-        chunk.extend_from_slice(data);
-        let mut crc_input = kind.to_vec();
-        crc_input.extend_from_slice(data);
-        chunk.extend_from_slice(&crc32(&crc_input).to_be_bytes());
-        chunk
-    }
-
-    /// A well-formed PNG header claiming `width` x `height` RGBA pixels, with a token IDAT.
-    fn png_claiming(width: u32, height: u32) -> Vec<u8> {
-        let mut ihdr = width.to_be_bytes().to_vec();
-        ihdr.extend_from_slice(&height.to_be_bytes());
-        ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
-        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
-        png.extend(png_chunk(b"IHDR", &ihdr));
-        png.extend(png_chunk(b"IDAT", &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]));
-        png.extend(png_chunk(b"IEND", &[]));
-        png
-    }
-
     #[test]
     fn sniffs_each_kind_from_magic_bytes() {
         let image = small_image();
@@ -437,7 +382,7 @@ mod tests {
         assert_eq!(sniff(&encoded(&image, ImageFormat::WebP)), Some(FileKind::Webp));
         assert_eq!(sniff(&encoded(&image, ImageFormat::Tiff)), Some(FileKind::Tiff));
         assert_eq!(sniff(b"MM\0*\0\0\0\x08"), Some(FileKind::Tiff));
-        assert_eq!(sniff(&pdf_with_pages(1)), Some(FileKind::Pdf));
+        assert_eq!(sniff(&blank_pdf(1)), Some(FileKind::Pdf));
         assert_eq!(sniff(b"hello, I am a .jpg"), None);
         assert_eq!(sniff(b"RIFF\0\0\0\0WAVE"), None);
         assert_eq!(sniff(b""), None);
@@ -497,8 +442,8 @@ mod tests {
 
     #[test]
     fn pdf_page_counts() {
-        assert_eq!(page_count(FileKind::Pdf, &pdf_with_pages(1)), Ok(1));
-        assert_eq!(page_count(FileKind::Pdf, &pdf_with_pages(2)), Ok(2));
+        assert_eq!(page_count(FileKind::Pdf, &blank_pdf(1)), Ok(1));
+        assert_eq!(page_count(FileKind::Pdf, &blank_pdf(2)), Ok(2));
         assert!(matches!(
             page_count(FileKind::Pdf, b"%PDF-1.7\nnothing else"),
             Err(DocumentError::Unreadable(_))
@@ -553,7 +498,7 @@ mod tests {
             assert_eq!((image.width(), image.height()), (8, 6));
         }
         assert!(matches!(
-            decode_image_checked(FileKind::Pdf, &pdf_with_pages(1)),
+            decode_image_checked(FileKind::Pdf, &blank_pdf(1)),
             Err(DocumentError::Unsupported(_))
         ));
     }

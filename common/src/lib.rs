@@ -16,4 +16,6 @@ pub mod queue;
 pub mod redis;
 pub mod store;
 pub mod telemetry;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod test_fixtures;
 pub mod time;

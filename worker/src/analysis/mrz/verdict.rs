@@ -3,7 +3,7 @@
 //! the verdict. Parsing says what is written; this file says what to make of it.
 
 use chrono::{Datelike, NaiveDate};
-use common::domain::{Anomaly, Severity};
+use common::domain::Anomaly;
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
@@ -25,26 +25,6 @@ pub struct MrzFindings {
     pub expired: bool,
     pub anomalies: Vec<Anomaly>,
 }
-
-/// Codes this module reports that the catalogue does not (yet) hold, with the severity and
-/// meaning proposed for it; used only while the catalogue lacks them.
-const PROPOSED: &[(&str, Severity, &str)] = &[
-    (
-        "mrz_composite_mismatch",
-        Severity::Reject,
-        "The composite check digit of the machine-readable zone does not match the fields it covers.",
-    ),
-    (
-        "mrz_unreadable_field",
-        Severity::Warning,
-        "A field of the machine-readable zone could not be read, so it could not be verified.",
-    ),
-    (
-        "mrz_unknown_country",
-        Severity::Warning,
-        "The machine-readable zone names an issuing state that is no known country or organisation code.",
-    ),
-];
 
 /// What the engine reports for `mrz` at `today`.
 pub fn findings(mrz: &Mrz, today: NaiveDate) -> MrzFindings {
@@ -134,10 +114,9 @@ fn unreadable_anomaly(mrz: &Mrz) -> Option<Anomaly> {
     anomaly("mrz_unreadable_field", &fields.join(", "))
 }
 
-/// The catalogue's anomaly for `code`, or the proposed one while the catalogue lacks it, with
-/// `detail` added in parentheses when there is one.
+/// The catalogue's anomaly for `code`, with `detail` added in parentheses when there is one.
 fn anomaly(code: &str, detail: &str) -> Option<Anomaly> {
-    let mut found = catalogue::anomaly(code).or_else(|| proposed(code))?;
+    let mut found = catalogue::anomaly(code)?;
     if !detail.is_empty() {
         let meaning = found.message.trim_end_matches('.');
         found.message = format!("{meaning} ({detail}).");
@@ -145,20 +124,10 @@ fn anomaly(code: &str, detail: &str) -> Option<Anomaly> {
     Some(found)
 }
 
-fn proposed(code: &str) -> Option<Anomaly> {
-    PROPOSED
-        .iter()
-        .find(|(c, _, _)| *c == code)
-        .map(|&(code, severity, meaning)| Anomaly {
-            code: code.to_owned(),
-            severity,
-            message: meaning.to_owned(),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::domain::Severity;
 
     fn d(y: i32, m: u32, day: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, day).unwrap()
@@ -175,7 +144,7 @@ mod tests {
     }
 
     #[test]
-    fn every_code_reported_is_catalogued_or_proposed() {
+    fn every_code_reported_is_catalogued() {
         for code in [
             "mrz_check_digit_mismatch",
             "document_expired",

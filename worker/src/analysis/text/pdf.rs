@@ -960,6 +960,7 @@ fn direction(m: &Matrix) -> (f32, f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::test_fixtures::{helvetica, one_page_pdf, PdfFixture};
     use lopdf::{dictionary, Stream};
 
     fn samples() -> std::path::PathBuf {
@@ -1027,29 +1028,7 @@ mod tests {
 
     /// A one-page PDF with the given fonts and content.
     fn pdf(fonts: Dictionary, content: &str) -> Vec<u8> {
-        let mut doc = Document::with_version("1.5");
-        let pages_id = doc.new_object_id();
-        let resources_id = doc.add_object(dictionary! { "Font" => fonts });
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
-        let page_id = doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        });
-        doc.objects.insert(
-            pages_id,
-            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1 }),
-        );
-        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        doc.trailer.set("Root", catalog_id);
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).unwrap();
-        bytes
-    }
-
-    fn helvetica() -> Dictionary {
-        dictionary! { "F1" => dictionary! {
-            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding",
-        } }
+        one_page_pdf(dictionary! { "Font" => fonts }, content)
     }
 
     #[test]
@@ -1098,8 +1077,8 @@ mod tests {
                 "Encoding" => dictionary! { "Type" => "Encoding", "Differences" => vec![1.into(), "g1".into(), "g2".into(), "g3".into()] },
             },
         );
-        let mut doc = Document::with_version("1.5");
-        let cmap_id = doc.add_object(Stream::new(dictionary! {}, cmap.as_bytes().to_vec()));
+        let mut fixture = PdfFixture::new();
+        let cmap_id = fixture.document().add_object(Stream::new(dictionary! {}, cmap.as_bytes().to_vec()));
         if let Ok(Object::Dictionary(f2)) = doc_fonts.get_mut(b"F2") {
             f2.set("ToUnicode", cmap_id);
         }
@@ -1107,22 +1086,11 @@ mod tests {
             dictionary! { "Type" => "XObject", "Subtype" => "Form", "BBox" => vec![0.into(), 0.into(), 100.into(), 100.into()] },
             b"BT /F1 10 Tf 0 0 Td (dans un formulaire) Tj ET".to_vec(),
         );
-        let form_id = doc.add_object(form);
-        let pages_id = doc.new_object_id();
-        let resources_id = doc.add_object(dictionary! { "Font" => doc_fonts, "XObject" => dictionary! { "Fm1" => form_id } });
-        let content = b"BT /F2 10 Tf 50 700 Td <010203> Tj ET q 1 0 0 1 50 600 cm /Fm1 Do Q".to_vec();
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content));
-        let page_id = doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id,
-        });
-        doc.objects.insert(
-            pages_id,
-            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1 }),
-        );
-        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        doc.trailer.set("Root", catalog_id);
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).unwrap();
+        let form_id = fixture.document().add_object(form);
+        let resources = dictionary! { "Font" => doc_fonts, "XObject" => dictionary! { "Fm1" => form_id } };
+        let bytes = fixture
+            .page(resources, "BT /F2 10 Tf 50 700 Td <010203> Tj ET q 1 0 0 1 50 600 cm /Fm1 Do Q")
+            .bytes();
 
         let text = first_page_text(&bytes).unwrap();
         assert_eq!(lines(&text), vec!["DÉM", "dans un formulaire"], "{text:?}");
@@ -1130,26 +1098,15 @@ mod tests {
 
     #[test]
     fn a_form_drawing_itself_does_not_loop() {
-        let mut doc = Document::with_version("1.5");
-        let form_id = doc.new_object_id();
+        let mut fixture = PdfFixture::new();
+        let form_id = fixture.document().new_object_id();
         let form = Stream::new(
             dictionary! { "Type" => "XObject", "Subtype" => "Form", "Resources" => dictionary! { "XObject" => dictionary! { "Me" => form_id } } },
             b"/Me Do".to_vec(),
         );
-        doc.objects.insert(form_id, Object::Stream(form));
-        let pages_id = doc.new_object_id();
-        let resources_id = doc.add_object(dictionary! { "Font" => helvetica(), "XObject" => dictionary! { "Me" => form_id } });
-        let content_id = doc.add_object(Stream::new(dictionary! {}, b"BT /F1 10 Tf (ok) Tj ET /Me Do".to_vec()));
-        let page_id =
-            doc.add_object(dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id });
-        doc.objects.insert(
-            pages_id,
-            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1 }),
-        );
-        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        doc.trailer.set("Root", catalog_id);
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).unwrap();
+        fixture.document().objects.insert(form_id, Object::Stream(form));
+        let resources = dictionary! { "Font" => helvetica(), "XObject" => dictionary! { "Me" => form_id } };
+        let bytes = fixture.page(resources, "BT /F1 10 Tf (ok) Tj ET /Me Do").bytes();
         assert_eq!(first_page_text(&bytes).unwrap(), "ok");
     }
 
@@ -1165,31 +1122,18 @@ mod tests {
         assert_eq!(first_page_text(&pdf(helvetica(), background)).unwrap(), "on a grey band");
         // A translucent highlight does not hide; an opaque image does.
         let highlight = "BT /F1 10 Tf 50 700 Td (highlighted) Tj ET q /Half gs 1 1 0 rg 45 695 80 15 re f Q";
-        let mut doc = Document::with_version("1.5");
+        let mut fixture = PdfFixture::new();
         let image = Stream::new(
             dictionary! { "Type" => "XObject", "Subtype" => "Image", "Width" => 1, "Height" => 1, "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8 },
             vec![255],
         );
-        let image_id = doc.add_object(image);
-        let pages_id = doc.new_object_id();
-        let resources_id = doc.add_object(dictionary! {
+        let image_id = fixture.document().add_object(image);
+        let resources = dictionary! {
             "Font" => helvetica(), "XObject" => dictionary! { "Im1" => image_id },
             "ExtGState" => dictionary! { "Half" => dictionary! { "ca" => 0.4 } },
-        });
+        };
         let content = format!("{highlight} BT /F1 10 Tf 50 600 Td (under an image) Tj ET q 200 0 0 30 40 590 cm /Im1 Do Q");
-        let content_id = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
-        let page_id = doc.add_object(dictionary! {
-            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id, "Resources" => resources_id,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        });
-        doc.objects.insert(
-            pages_id,
-            Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1 }),
-        );
-        let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-        doc.trailer.set("Root", catalog_id);
-        let mut bytes = Vec::new();
-        doc.save_to(&mut bytes).unwrap();
+        let bytes = fixture.page(resources, content).bytes();
         assert_eq!(first_page_text(&bytes).unwrap(), "highlighted");
 
         // Invisible rendering, a microscopic font, text off the page, white on white: all left out. White on a

@@ -5,8 +5,9 @@
 use std::process::Command;
 
 use common::domain::{DocumentCategory, Verdict};
+use common::test_fixtures::{helvetica, PdfFixture};
 use image::{DynamicImage, GrayImage};
-use lopdf::{dictionary, Document, Object, Stream, StringFormat};
+use lopdf::{dictionary, Object, Stream, StringFormat};
 
 use super::{analyse, codes, engine, input};
 use crate::analysis::datamatrix::testutil::symbol;
@@ -49,10 +50,7 @@ fn genuine(ca_cert: &str, amount: &str) -> Vec<u8> {
 
 /// One A4 page: the text lines in Helvetica (WinAnsi), the seal as a DataMatrix image at the top right.
 fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
-    let mut document = Document::with_version("1.5");
-    let font = document.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding",
-    });
+    let mut pdf = PdfFixture::new();
     let mut image = Stream::new(
         dictionary! {
             "Type" => "XObject", "Subtype" => "Image", "Width" => code.width() as i64, "Height" => code.height() as i64,
@@ -61,7 +59,7 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
         code.as_raw().clone(),
     );
     image.compress().expect("compress the image");
-    let image = document.add_object(image);
+    let image = pdf.document().add_object(image);
     let mut content = String::from("q 130 0 0 130 420 660 cm /Im1 Do Q\nBT /F1 11 Tf 50 780 Td 15 TL\n");
     for line in lines {
         let latin1: String = line
@@ -71,28 +69,10 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
         content.push_str(&format!("({}) Tj T*\n", latin1.replace('(', "\\(").replace(')', "\\)")));
     }
     content.push_str("ET\n");
-    let contents = document.add_object(Stream::new(dictionary! {}, content.into_bytes()));
-    let pages_id = document.new_object_id();
-    let page = document.add_object(dictionary! {
-        "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        "Contents" => contents,
-        "Resources" => dictionary! { "Font" => dictionary! { "F1" => font }, "XObject" => dictionary! { "Im1" => image } },
-    });
-    document.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1 }),
-    );
-    let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    document.trailer.set("Root", catalog);
-    document.trailer.set(
-        "Info",
-        document
-            .clone()
-            .add_object(dictionary! { "Producer" => Object::String(b"Sceau corpus".to_vec(), StringFormat::Literal) }),
-    );
-    let mut out = Vec::new();
-    document.save_to(&mut out).expect("save the PDF");
-    out
+    let resources = dictionary! { "Font" => helvetica(), "XObject" => dictionary! { "Im1" => image } };
+    pdf.page(resources, content)
+        .info(dictionary! { "Producer" => Object::String(b"Sceau corpus".to_vec(), StringFormat::Literal) })
+        .bytes()
 }
 
 /// A photo of the printed page: rendered at 150 dpi by `pdftoppm`, turned by 2°, saved as a JPEG (q70).

@@ -2,6 +2,7 @@
 //! bytes that do not decode, empty files, and a readable image that carries nothing to verify.
 
 use common::domain::{DocumentCategory, ItemError, Severity, Verdict};
+use common::test_fixtures::blank_pdf;
 use std::io::Cursor;
 
 use super::{analyse, codes, engine, input};
@@ -16,26 +17,6 @@ fn png() -> Vec<u8> {
     out.into_inner()
 }
 
-fn pdf_with_pages(count: usize) -> Vec<u8> {
-    use lopdf::{dictionary, Document, Object};
-    let mut document = Document::with_version("1.5");
-    let pages_id = document.new_object_id();
-    let kids: Vec<Object> = (0..count)
-        .map(|_| {
-            let page =
-                dictionary! { "Type" => "Page", "Parent" => pages_id, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()] };
-            document.add_object(page).into()
-        })
-        .collect();
-    let pages = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count as i64 };
-    document.objects.insert(pages_id, Object::Dictionary(pages));
-    let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    document.trailer.set("Root", catalog);
-    let mut out = Vec::new();
-    document.save_to(&mut out).expect("pdf");
-    out
-}
-
 #[tokio::test]
 async fn an_identity_image_without_a_zone_cannot_be_concluded_on() {
     let report = analyse(&engine(), input(DocumentCategory::Identite, png())).await.expect("report");
@@ -48,7 +29,7 @@ async fn an_identity_image_without_a_zone_cannot_be_concluded_on() {
 
 #[tokio::test]
 async fn an_empty_page_cannot_be_concluded_on() {
-    let report = analyse(&engine(), input(DocumentCategory::Administratif, pdf_with_pages(1)))
+    let report = analyse(&engine(), input(DocumentCategory::Administratif, blank_pdf(1)))
         .await
         .expect("report");
     assert_eq!(report.verdict, Verdict::AnalyseImpossible);
@@ -73,11 +54,8 @@ async fn refused_files() {
     truncated_back.back = Some(b"\x89PNG\r\n\x1a\ntruncated".to_vec());
     let cases = [
         (input(DocumentCategory::Identite, jpeg_magic), ItemError::UnreadableDocument),
-        (input(DocumentCategory::Identite, pdf_with_pages(1)), ItemError::UnsupportedDocument),
-        (
-            input(DocumentCategory::Administratif, pdf_with_pages(2)),
-            ItemError::UnsupportedDocument,
-        ),
+        (input(DocumentCategory::Identite, blank_pdf(1)), ItemError::UnsupportedDocument),
+        (input(DocumentCategory::Administratif, blank_pdf(2)), ItemError::UnsupportedDocument),
         (truncated_back, ItemError::UnreadableDocument),
         (
             input(DocumentCategory::Administratif, b"plain text".to_vec()),
