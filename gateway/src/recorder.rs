@@ -222,20 +222,10 @@ impl Recorder {
                 Ok::<_, RepoError>(true)
             })
             .await;
-        match recorded {
-            Ok(true) => {
-                metrics::counter!("sceau_documents_settled_total", "status" => "succeeded").increment(1);
-                Ok(())
-            }
-            Ok(false) => {
-                self.discard(&images).await;
-                Ok(())
-            }
-            Err(e) => {
-                self.discard(&images).await;
-                Err(e.into())
-            }
+        if self.keep_images_if_recorded(recorded, &images).await? {
+            metrics::counter!("sceau_documents_settled_total", "status" => "succeeded").increment(1);
         }
+        Ok(())
     }
 
     /// A journey ends with a consultation, its decision and `verification.completed`. Like a batch
@@ -308,20 +298,10 @@ impl Recorder {
                 Ok::<_, RepoError>(true)
             })
             .await;
-        match recorded {
-            Ok(true) => {
-                self.release_uploads(&session, &uploads.files).await;
-                Ok(())
-            }
-            Ok(false) => {
-                self.discard(&images).await;
-                Ok(())
-            }
-            Err(e) => {
-                self.discard(&images).await;
-                Err(e.into())
-            }
+        if self.keep_images_if_recorded(recorded, &images).await? {
+            self.release_uploads(&session, &uploads.files).await;
         }
+        Ok(())
     }
 
     /// Deletes the upload blobs of a completed journey, then their rows; best effort, since the
@@ -339,6 +319,27 @@ impl Recorder {
                 .await
             {
                 tracing::error!(error = %e, "cannot forget a released journey file; the sweeper will retry");
+            }
+        }
+    }
+
+    /// The images copied for a consultation belong to it only if the recording transaction wrote
+    /// it; when another delivery recorded the result first (`Ok(false)`) or the transaction failed,
+    /// they are deleted. Returns whether this delivery recorded the result.
+    async fn keep_images_if_recorded(
+        &self,
+        recorded: Result<bool, RepoError>,
+        images: &[(ImageSide, String, &'static str)],
+    ) -> Result<bool, RecordError> {
+        match recorded {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                self.discard(images).await;
+                Ok(false)
+            }
+            Err(e) => {
+                self.discard(images).await;
+                Err(e.into())
             }
         }
     }

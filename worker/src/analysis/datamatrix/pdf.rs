@@ -8,6 +8,7 @@ use std::io::Cursor;
 use image::{DynamicImage, GrayImage, Luma, Rgb, RgbImage};
 use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId, Stream};
 
+use super::decode::decode_in_render;
 use super::render::{self, RenderError, RenderOptions};
 use super::{decode_in_image, DatamatrixError, DecodedCode, MAX_PIXELS};
 
@@ -43,7 +44,7 @@ pub fn decode_in_pdf_rendered(bytes: &[u8], options: &RenderOptions) -> Result<V
         return Ok(embedded);
     }
     match render::render_with_page_size(bytes, page_size, options) {
-        Ok(page) => Ok(search(vec![page])),
+        Ok(page) => Ok(decode_in_render(&page)),
         Err(RenderError::Unavailable(reason)) => {
             tracing::debug!(%reason, "page rendering unavailable: vector-drawn DataMatrix codes are not searched");
             Ok(embedded)

@@ -8,11 +8,13 @@
 //! within limits. The PDF and the image live in a private directory (mode 0700) that is removed afterwards,
 //! whatever happened. Nothing pdftoppm prints is kept or logged: errors name exit codes only.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{BufReader, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use image::{DynamicImage, ImageFormat, ImageReader};
@@ -26,6 +28,10 @@ pub const MAX_SIDE: u32 = 3000;
 /// Largest image file accepted back from pdftoppm: an uncompressed [`MAX_SIDE`]² page, even if written in
 /// RGB rather than grey, plus room for the TIFF headers.
 const MAX_OUTPUT_BYTES: u64 = 3 * (MAX_SIDE as u64) * (MAX_SIDE as u64) + (1 << 20);
+
+/// Programs found missing (or not executable), so a machine without poppler-utils pays for one failed
+/// launch, not one per seal-less PDF. Installing poppler-utils takes effect at the next start.
+static MISSING: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
 
 /// How pdftoppm is run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +101,9 @@ pub(super) fn render_with_page_size(
 }
 
 fn render_in(root: &Path, bytes: &[u8], page_size: Option<(f64, f64)>, options: &RenderOptions) -> Result<DynamicImage, RenderError> {
+    if let Some(missing) = known_missing(&options.program) {
+        return Err(missing);
+    }
     if options.dpi == 0 {
         return Err(RenderError::Failed("the resolution must be positive".into()));
     }
@@ -159,6 +168,17 @@ fn exit_meaning(status: ExitStatus) -> &'static str {
 
 /// Runs the program with no input and its output discarded (it may quote the document), killing it when
 /// `timeout` passes.
+/// The error for a program an earlier launch found missing, if it was.
+fn known_missing(program: &Path) -> Option<RenderError> {
+    let missing = MISSING.lock().unwrap_or_else(PoisonError::into_inner);
+    missing.contains(program).then(|| {
+        RenderError::Unavailable(format!(
+            "{} could not be run at an earlier attempt; scripts/system-deps installs poppler-utils",
+            program.display()
+        ))
+    })
+}
+
 fn run(program: &Path, args: &[OsString], timeout: Duration) -> Result<ExitStatus, RenderError> {
     let mut child = Command::new(program)
         .args(args)
@@ -167,10 +187,13 @@ fn run(program: &Path, args: &[OsString], timeout: Duration) -> Result<ExitStatu
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| match e.kind() {
-            ErrorKind::NotFound | ErrorKind::PermissionDenied => RenderError::Unavailable(format!(
-                "{} could not be run ({e}); scripts/system-deps installs poppler-utils",
-                program.display()
-            )),
+            ErrorKind::NotFound | ErrorKind::PermissionDenied => {
+                MISSING.lock().unwrap_or_else(PoisonError::into_inner).insert(program.to_path_buf());
+                RenderError::Unavailable(format!(
+                    "{} could not be run ({e}); scripts/system-deps installs poppler-utils",
+                    program.display()
+                ))
+            }
             _ => RenderError::Failed(format!("pdftoppm could not be started: {e}")),
         })?;
     match child.wait_timeout(timeout) {
@@ -420,6 +443,7 @@ pub(crate) mod tests {
             ..RenderOptions::default()
         };
         assert!(matches!(probe(&missing), Err(RenderError::Unavailable(_))));
+        assert!(known_missing(&missing.program).is_some(), "remembered: no launch per PDF");
         let root = TestRoot::new("missing");
         assert!(matches!(
             render_in(&root.0, &a4(), None, &missing),
