@@ -550,3 +550,103 @@ pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId,
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::AnalysisReport;
+    use crate::domain::{ImageSide, Licence, Verdict};
+    use crate::ids::ConsultationId;
+    use crate::store::{companies, consultations, workflows};
+
+    fn item(n: usize) -> NewItem {
+        NewItem {
+            id: BatchItemId::generate(Utc::now()),
+            category: DocumentCategory::Identite,
+            external_ref: None,
+            agency_postal_code: None,
+            agency_insee: None,
+            front_blob: format!("blob-{n}"),
+            front_kind: "png".into(),
+            back_blob: None,
+            back_kind: None,
+            bytes: 10,
+        }
+    }
+
+    /// Records `item`'s consultation with one image, as the recorder does.
+    fn analysed(tx: &Connection, company: &CompanyId, item: &BatchItemId, now: DateTime<Utc>) -> Result<ConsultationId, RepoError> {
+        let id = ConsultationId::generate(now);
+        assert!(settle_item(tx, item, ItemStatus::Succeeded, None, Some(&id), now)?);
+        let report = AnalysisReport {
+            verdict: Verdict::AnalyseImpossible,
+            document_type: "inconnu".into(),
+            document_country: None,
+            anomalies: vec![],
+            two_d_doc: None,
+            holder_age: None,
+            pages: 1,
+            checks: vec![],
+        };
+        let workflow_id = workflows::default_batch(tx, company, DocumentCategory::Identite)?;
+        consultations::insert(
+            tx,
+            &consultations::NewConsultation {
+                id: &id,
+                company,
+                workflow_id: &workflow_id,
+                external_ref: None,
+                category: DocumentCategory::Identite,
+                report: &report,
+                decision: None,
+                review_status: None,
+                batch_item_id: Some(item.as_str()),
+                verification_id: None,
+                analyzed_at: now,
+                now,
+            },
+        )?;
+        consultations::add_image(tx, &id, ImageSide::Recto, "image-blob", "image/png", now)?;
+        Ok(id)
+    }
+
+    #[tokio::test]
+    async fn documents_count_toward_the_limit_until_their_images_are_purged() {
+        let dir = std::env::temp_dir().join(format!("sceau-quota-{}", crate::ids::random_hex(8)));
+        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let outcome = store
+            .write(|tx| {
+                let now = Utc::now();
+                let company = companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+                let window = WINDOW;
+                let mut first_item = None;
+                for _ in 0..2 {
+                    let batch = create(tx, &company, None, None, window, now)?;
+                    for n in 0..MAX_ITEMS_PER_BATCH as usize {
+                        let new = item(n);
+                        first_item.get_or_insert(new.id.clone());
+                        deposit(tx, &company, &batch.id, &new, u64::MAX, now)?;
+                    }
+                }
+                let third = create(tx, &company, None, None, window, now)?;
+                let full = deposit(tx, &company, &third.id, &item(400), u64::MAX, now);
+                let first_item = first_item.expect("deposited");
+                // Analysed, its deposit files released: the consultation's image still counts.
+                let consultation = analysed(tx, &company, &first_item, now)?;
+                files_released(tx, first_item.as_str(), now)?;
+                let analysed_still_counts = deposit(tx, &company, &third.id, &item(401), u64::MAX, now);
+                consultations::mark_purged(tx, consultation.as_str(), "recto", now)?;
+                let after_purge = deposit(tx, &company, &third.id, &item(402), u64::MAX, now)?;
+                Ok::<_, RepoError>((full, analysed_still_counts, after_purge))
+            })
+            .await
+            .unwrap();
+        assert!(matches!(outcome.0, Err(RepoError::DocumentQuota)), "{:?}", outcome.0);
+        assert!(matches!(outcome.1, Err(RepoError::DocumentQuota)), "{:?}", outcome.1);
+        assert_eq!(
+            outcome.2, 1,
+            "the purged document stopped counting: the third batch takes its first"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
