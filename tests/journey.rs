@@ -6,90 +6,14 @@ mod support;
 
 use serde_json::{json, Value};
 use std::time::Duration;
+use support::journey::{open, session, status, submit, upload, uploads_stored, workflow, Session, WAIT};
 use support::receiver::Receiver;
 use support::{Company, Service};
 
-const WAIT: Duration = Duration::from_secs(60);
 const SAMPLES: &str = "/work/shared/data/samples/identite";
 
 fn sample(name: &str) -> Vec<u8> {
     std::fs::read(format!("{SAMPLES}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn workflow(svc: &Service, co: &Company, category: &str, hook: Option<&str>) -> String {
-    let mut args = vec![
-        "workflow",
-        "create",
-        "--company",
-        &co.id,
-        "--name",
-        "Parcours",
-        "--category",
-        category,
-    ];
-    if let Some(url) = hook {
-        args.extend(["--webhook-url", url]);
-    }
-    svc.admin(&args)["id"].as_str().unwrap().to_owned()
-}
-
-/// A new session: (id, journey URL, token).
-async fn session(svc: &Service, co: &Company, workflow: &str) -> (String, String, String) {
-    let (s, body) = svc
-        .post(
-            &co.key,
-            "/api/v1/verifications",
-            json!({ "workflowId": workflow, "externalRef": "dossier-7" }),
-        )
-        .await;
-    assert_eq!(s, 201, "{body}");
-    let url = body["verificationUrl"].as_str().unwrap().to_owned();
-    let token = url.rsplit('/').next().unwrap().to_owned();
-    (body["id"].as_str().unwrap().to_owned(), url, token)
-}
-
-/// The page and the CSRF token its script reads from `<meta name="csrf-token">`.
-async fn open(svc: &Service, url: &str, lang: Option<&str>) -> (u16, String, Option<String>) {
-    let mut req = svc.http.get(url);
-    if let Some(lang) = lang {
-        req = req.header("accept-language", lang);
-    }
-    let r = req.send().await.unwrap();
-    let status = r.status().as_u16();
-    let html = r.text().await.unwrap();
-    let csrf = html
-        .split("<meta name=\"csrf-token\" content=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned);
-    (status, html, csrf)
-}
-
-async fn upload(svc: &Service, url: &str, side: &str, csrf: Option<&str>, bytes: Vec<u8>, content_type: &str) -> (u16, Value) {
-    let mut req = svc
-        .http
-        .post(format!("{url}/files/{side}"))
-        .header("content-type", content_type)
-        .header("sec-fetch-site", "same-origin")
-        .body(bytes);
-    if let Some(csrf) = csrf {
-        req = req.header("x-csrf-token", csrf);
-    }
-    let r = req.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
-}
-
-async fn submit(svc: &Service, url: &str, csrf: &str) -> (u16, Value) {
-    let r = svc
-        .http
-        .post(format!("{url}/submit"))
-        .header("x-csrf-token", csrf)
-        .header("sec-fetch-site", "same-origin")
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
 async fn read(svc: &Service, co: &Company, id: &str) -> Value {
@@ -115,28 +39,13 @@ async fn image(svc: &Service, co: &Company, consultation: &str, side: &str) -> (
     (status, content_type, r.bytes().await.unwrap().to_vec())
 }
 
-/// The journey files still stored for a session.
-fn uploads_left(svc: &Service, id: &str) -> i64 {
-    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
-    db.query_row("SELECT count(*) FROM verification_uploads WHERE verification_id = ?1", [id], |r| {
-        r.get(0)
-    })
-    .unwrap()
-}
-
-async fn status(svc: &Service, url: &str) -> String {
-    let r = svc.http.get(format!("{url}/status")).send().await.unwrap();
-    let body: Value = r.json().await.unwrap_or(Value::Null);
-    body["status"].as_str().unwrap_or("").to_owned()
-}
-
 #[tokio::test]
 async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_webhook() {
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[]).await;
     let wf = workflow(&svc, &co, "identite", Some(&hook.url));
-    let (id, url, _) = session(&svc, &co, &wf).await;
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
     assert_eq!(read(&svc, &co, &id).await["status"], "created");
 
     let (s, html, csrf) = open(&svc, &url, None).await;
@@ -239,7 +148,7 @@ async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_
         .get(&co.key, &format!("/api/v1/consultations/{consultation_id}/images/verso"))
         .await;
     assert_eq!((s, b["error"].as_str()), (404, Some("not_found")), "no back was uploaded");
-    support::eventually(WAIT, "the uploads are released", || async { uploads_left(&svc, &id) == 0 }).await;
+    support::eventually(WAIT, "the uploads are released", || async { uploads_stored(&svc, &id) == 0 }).await;
 
     // Retention purges journey images like batch images; the consultation stays.
     svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
@@ -257,7 +166,7 @@ async fn unreadable_administrative_documents_still_complete_and_go_to_review() {
     let co = svc.company();
     let hook = Receiver::start(&co.secret, &[]).await;
     let wf = workflow(&svc, &co, "administratif", Some(&hook.url));
-    let (id, url, _) = session(&svc, &co, &wf).await;
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
     let (_, html, csrf) = open(&svc, &url, Some("en-GB,en;q=0.9")).await;
     assert!(html.contains("<html lang=\"en\"") && html.contains("id=\"document\""));
     assert!(!html.contains("id=\"front\""));
@@ -306,7 +215,7 @@ async fn unknown_expired_and_english_pages() {
     let r = svc.http.get(svc.url("/v/doesnotexist/status")).send().await.unwrap();
     assert_eq!(r.status(), 404);
 
-    let (_, url, _) = session(&svc, &co, &wf).await;
+    let Session { url, .. } = session(&svc, &co, &wf, "dossier-7").await;
     let (s, html, csrf) = open(&svc, &url, Some("en")).await;
     assert_eq!(s, 200);
     assert!(html.contains("Front of the identity document") && html.contains("Send"), "{html}");
@@ -349,7 +258,7 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let wf = workflow(&svc, &co, "identite", None);
-    let (id, url, _) = session(&svc, &co, &wf).await;
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
     let (_, _, csrf) = open(&svc, &url, None).await;
     let csrf = csrf.unwrap();
     let (s, body) = upload(
@@ -374,11 +283,11 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
         .unwrap();
     // Expired but within the retention (30 days by default): the file is kept.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(uploads_left(&svc, &id), 1, "kept until the retention has passed");
+    assert_eq!(uploads_stored(&svc, &id), 1, "kept until the retention has passed");
 
     svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
     support::eventually(WAIT, "the expired journey's upload is deleted", || async {
-        uploads_left(&svc, &id) == 0
+        uploads_stored(&svc, &id) == 0
     })
     .await;
     let blob_path = svc.data_dir().join("blobs").join(&blob[..2]).join(&blob);
@@ -393,7 +302,7 @@ async fn journey_pages_stay_small() {
     let co = svc.company();
     for category in ["identite", "administratif"] {
         let wf = workflow(&svc, &co, category, None);
-        let (_, url, _) = session(&svc, &co, &wf).await;
+        let Session { url, .. } = session(&svc, &co, &wf, "dossier-7").await;
         let (_, html, _) = open(&svc, &url, None).await;
         eprintln!("journey page ({category}): {} bytes", html.len());
         assert!(html.len() < 16_000, "{} bytes", html.len());

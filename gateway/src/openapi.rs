@@ -10,6 +10,7 @@ use axum::http::Method;
 use common::domain::{
     BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, ReviewStatus, Severity, Verdict, VerificationStatus,
 };
+use common::store::verifications;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -46,7 +47,11 @@ pub fn document(public_base: &str) -> Value {
             { "name": "Verifications", "description": "Verification sessions: a journey URL for one end customer." },
             { "name": "Consultations", "description": "Verification results, their images and certificate." },
             { "name": "Batches", "description": "Deferred analysis of documents the client already holds." },
-            { "name": "Journey", "description": "Pages behind a verificationUrl, for the end customer." },
+            {
+                "name": "Journey",
+                "description": "Pages behind a verificationUrl, for the end customer, and the session endpoints their script calls. \
+    No API key: the session token in the path authorises, and every write also needs the page's `X-CSRF-Token`.",
+            },
             { "name": "Operations", "description": "Probes, metrics and this document." },
         ],
         "paths": paths,
@@ -111,7 +116,8 @@ const ERRORS: &[ErrorCode] = &[
     err(
         "invalid_document",
         400,
-        "The document is not base64, its file type is not allowed for the category, a PDF or TIFF has more than one page, or `documentVerso` was sent for an administrative document.",
+        "The document is not base64, its file type is not allowed for the category, a PDF or TIFF has more than one page, or `documentVerso` \
+was sent for an administrative document; a journey file that is empty, of a type not accepted, or of more than one page.",
         "document has 3 pages; one page only.",
         Some("document"),
     ),
@@ -127,16 +133,24 @@ const ERRORS: &[ErrorCode] = &[
     err(
         "browser_request_forbidden",
         403,
-        "The request carries an `Origin` header: sessions are created from the client's server, never from a browser.",
+        "`POST /api/v1/verifications` carrying an `Origin` header (sessions are created from the client's server, never from a browser); \
+on a journey's session endpoints, a cross-site request or a missing or wrong `X-CSRF-Token`.",
         "Sessions must be created from your server, never from a browser.",
         None,
     ),
-    err("not_found", 404, "Unknown id, or an id of another company.", "No such resource.", None),
+    err(
+        "not_found",
+        404,
+        "Unknown id, an id of another company, or an unknown journey token.",
+        "No such resource.",
+        None,
+    ),
     err("image_purged", 404, "The image was removed by the company's retention policy.", "This image was removed by the retention policy.", None),
     err(
         "invalid_state",
         409,
-        "Deposit or submit on a batch that is not `open`; cancel of an `ended`, `canceled` or `expired` batch.",
+        "Deposit or submit on a batch that is not `open`; cancel of an `ended`, `canceled` or `expired` batch; upload or submit on a \
+journey already submitted, completed or expired.",
         "batch BAT-3f9a1c07-88d2e4b1 is in_progress: documents can only be added to an open batch",
         None,
     ),
@@ -144,7 +158,7 @@ const ERRORS: &[ErrorCode] = &[
     err(
         "document_too_large",
         413,
-        "A decoded document (front or back) is over 10 Mo (10,000,000 bytes).",
+        "A decoded document (front or back), or a journey file, is over 10 Mo (10,000,000 bytes).",
         "document exceeds 10 Mo (10,000,000 bytes) once decoded.",
         Some("document"),
     ),
@@ -174,7 +188,8 @@ const ERRORS: &[ErrorCode] = &[
     err(
         "rate_limited",
         429,
-        "Real-time rate limit of the company reached; `Retry-After` gives the seconds to wait.",
+        "A rate limit was reached (the company's real-time limit; on a journey's session endpoints, the per-session or per-IP \
+limit); `Retry-After` gives the seconds to wait.",
         "Too many requests; retry after the delay given in Retry-After.",
         None,
     ),
@@ -285,8 +300,10 @@ struct Details {
     tag: &'static str,
     description: Option<&'static str>,
     query: Vec<Value>,
-    /// Schema name of the JSON request body.
-    body: Option<&'static str>,
+    /// Header parameters.
+    headers: Vec<Value>,
+    /// The request body object.
+    body: Option<Value>,
     /// Success status and response object (headers are added).
     success: (&'static str, Value),
     /// Other non-error responses (pages, probes).
@@ -302,6 +319,7 @@ impl Details {
             tag,
             description: None,
             query: Vec::new(),
+            headers: Vec::new(),
             body: None,
             success,
             other: Vec::new(),
@@ -320,9 +338,26 @@ impl Details {
         Self { query, ..self }
     }
 
+    fn headers(self, headers: Vec<Value>) -> Self {
+        Self { headers, ..self }
+    }
+
+    /// A JSON request body of that schema.
     fn body(self, schema: &'static str) -> Self {
         Self {
-            body: Some(schema),
+            body: Some(json!({ "required": true, "content": { "application/json": { "schema": schema_ref(schema) } } })),
+            ..self
+        }
+    }
+
+    /// A raw (binary) request body in one of these media types.
+    fn raw_body(self, description: &'static str, media: &[&str]) -> Self {
+        let content: Map<String, Value> = media
+            .iter()
+            .map(|m| (m.to_string(), json!({ "schema": { "type": "string", "format": "binary" } })))
+            .collect();
+        Self {
+            body: Some(json!({ "required": true, "description": description, "content": content })),
             ..self
         }
     }
@@ -359,6 +394,31 @@ fn text_response(description: &str) -> Value {
 
 fn query_param(name: &str, description: &str, schema: Value) -> Value {
     json!({ "name": name, "in": "query", "required": false, "description": description, "schema": schema })
+}
+
+/// `X-CSRF-Token`: what every journey write needs besides the session token.
+fn csrf_header() -> Value {
+    json!({
+        "name": "X-CSRF-Token",
+        "in": "header",
+        "required": true,
+        "description": "The token of the journey page's `<meta name=\"csrf-token\">`, given when the link is opened. Missing or wrong: \
+    403 `browser_request_forbidden`.",
+        "schema": { "type": "string", "minLength": 1 },
+    })
+}
+
+/// The files a journey takes, by side name, across both categories (`front`, `back`, `selfie`, `document`).
+fn journey_sides() -> Vec<&'static str> {
+    let mut sides: Vec<&'static str> = Vec::new();
+    for category in DocumentCategory::ALL {
+        for (side, _) in verifications::journey_sides(*category) {
+            if !sides.contains(side) {
+                sides.push(side);
+            }
+        }
+    }
+    sides
 }
 
 fn limit_param() -> Value {
@@ -581,6 +641,79 @@ processed finishes and its result stays valid.",
             ("410", html_response("Expired link.")),
             ("500", html_response("The service is unavailable; try again shortly.")),
         ]),
+        "uploadJourneyFile" => Details::new(
+            "Journey",
+            (
+                "201",
+                json_response(
+                    "The file is stored, encrypted, until the journey is submitted; `kind` is the type read from its bytes.",
+                    schema_ref("JourneyFile"),
+                ),
+            ),
+            &[
+                "invalid_request",
+                "invalid_document",
+                "browser_request_forbidden",
+                "not_found",
+                "invalid_state",
+                "document_too_large",
+                "payload_too_large",
+                "rate_limited",
+            ],
+        )
+        .description(
+            "Called by the journey page's script. The file type is read from the bytes, never from `Content-Type`: identity \
+journeys take JPEG, PNG or WebP, administrative ones also a one-page PDF or TIFF. A side the journey does not take answers \
+400 `invalid_request`; a journey already submitted, completed or expired 409 `invalid_state`. A browser's request must \
+come from the journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the public base URL). Limited per session \
+(60 writes a minute) and per client IP (300 requests a minute).",
+        )
+        .headers(vec![csrf_header()])
+        .raw_body(
+            "The file itself, 10 Mo (10,000,000 bytes) at most; the body cap of every request is 30 MB.",
+            &[
+                "image/jpeg",
+                "image/png",
+                "image/webp",
+                "application/pdf",
+                "image/tiff",
+                "application/octet-stream",
+            ],
+        ),
+        "submitJourney" => Details::new(
+            "Journey",
+            (
+                "202",
+                json_response(
+                    "The journey is `submitted`: its analysis is queued; poll the status.",
+                    schema_ref("JourneyStatus"),
+                ),
+            ),
+            &[
+                "invalid_request",
+                "browser_request_forbidden",
+                "not_found",
+                "invalid_state",
+                "rate_limited",
+            ],
+        )
+        .description(
+            "Single use: the link then takes no more uploads nor a second submit (409 `invalid_state`). A required file not \
+uploaded yet answers 400 `invalid_request` with `field` naming its side. Same origin rules and limits as the upload.",
+        )
+        .headers(vec![csrf_header()]),
+        "getJourneyStatus" => Details::new(
+            "Journey",
+            (
+                "200",
+                json_response(
+                    "The status of the session (`completed` once its result is recorded); never the verdict.",
+                    schema_ref("JourneyStatus"),
+                ),
+            ),
+            &["not_found", "rate_limited"],
+        )
+        .description("Polled by the page while the analysis runs; limited per client IP (300 requests a minute)."),
         "authenticityPage" => Details::new(
             "Journey",
             (
@@ -634,6 +767,10 @@ fn path_parameter(path: &str, name: &str) -> Value {
             "Verification session id.",
             json!({ "type": "string", "pattern": id_pattern("VRF") }),
         ),
+        ("side", Some("files")) => (
+            "Which file of the journey: `front`, `back` (optional) and `selfie` for identity, `document` for administrative.",
+            json!({ "type": "string", "enum": journey_sides() }),
+        ),
         ("side", _) => (
             "Which image.",
             json!({ "type": "string", "enum": wire_values(ImageSide::ALL, ImageSide::as_str) }),
@@ -676,12 +813,13 @@ fn operation(route: &Route) -> Value {
         .into_iter()
         .map(|name| path_parameter(route.path, name))
         .chain(details.query)
+        .chain(details.headers)
         .collect();
     if !parameters.is_empty() {
         op["parameters"] = Value::Array(parameters);
     }
-    if let Some(schema) = details.body {
-        op["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": schema_ref(schema) } } });
+    if let Some(body) = details.body {
+        op["requestBody"] = body;
     }
 
     let mut responses = Map::new();
@@ -943,6 +1081,22 @@ fn schemas() -> Value {
                 "position": { "type": "integer", "minimum": 1, "description": "Rank in the batch, from 1." },
             },
         },
+        "JourneyFile": {
+            "type": "object",
+            "required": ["side", "kind", "bytes"],
+            "properties": {
+                "side": { "type": "string", "enum": journey_sides() },
+                "kind": { "type": "string", "enum": ["jpeg", "png", "webp", "pdf", "tiff"], "description": "The type read from the file's bytes." },
+                "bytes": { "type": "integer", "minimum": 1 },
+            },
+        },
+        "JourneyStatus": {
+            "type": "object",
+            "required": ["status"],
+            "properties": {
+                "status": { "type": "string", "enum": wire_values(VerificationStatus::ALL, VerificationStatus::as_str) },
+            },
+        },
         "Error": {
             "type": "object",
             "required": ["error", "message"],
@@ -1052,6 +1206,8 @@ mod tests {
             "ConsultationPage",
             "WorkflowList",
             "BatchList",
+            "JourneyFile",
+            "JourneyStatus",
             "Error",
         ] {
             assert!(doc["components"]["schemas"][name].is_object(), "schema {name} missing");
@@ -1230,15 +1386,14 @@ mod tests {
     fn success_statuses() {
         let doc = doc();
         for route in routes::table() {
-            let expected = if ["createVerification", "createBatch", "depositDocument"].contains(&route.operation_id) {
-                "201"
-            } else {
-                "200"
+            let expected = match route.operation_id {
+                "createVerification" | "createBatch" | "depositDocument" | "uploadJourneyFile" => "201",
+                "submitJourney" => "202",
+                _ => "200",
             };
             let responses = op(&doc, &route)["responses"].as_object().unwrap();
-            assert!(responses.contains_key(expected), "{}", route.operation_id);
-            let other = if expected == "200" { "201" } else { "200" };
-            assert!(!responses.contains_key(other), "{}", route.operation_id);
+            let successes: Vec<&String> = responses.keys().filter(|s| s.starts_with('2')).collect();
+            assert_eq!(successes, [expected], "{}", route.operation_id);
             for (status, response) in responses {
                 assert!(status.len() == 3 && status.parse::<u16>().is_ok(), "{status}");
                 assert!(response["$ref"].is_string() || response["description"].is_string());
@@ -1321,6 +1476,23 @@ mod tests {
         assert_eq!(codes_at(&doc, route("createBatch"), "429"), set(&["too_many_open_batches"]));
         assert_eq!(codes_at(&doc, route("submitBatch"), "409"), set(&["invalid_state", "batch_empty"]));
         assert_eq!(codes_at(&doc, route("cancelBatch"), "409"), set(&["invalid_state"]));
+        assert_eq!(
+            codes_at(&doc, route("uploadJourneyFile"), "400"),
+            set(&["invalid_request", "invalid_document"])
+        );
+        assert_eq!(
+            codes_at(&doc, route("uploadJourneyFile"), "413"),
+            set(&["document_too_large", "payload_too_large"])
+        );
+        for id in ["uploadJourneyFile", "submitJourney"] {
+            assert_eq!(codes_at(&doc, route(id), "403"), set(&["browser_request_forbidden"]), "{id}");
+            assert_eq!(codes_at(&doc, route(id), "409"), set(&["invalid_state"]), "{id}");
+        }
+        assert_eq!(codes_at(&doc, route("submitJourney"), "400"), set(&["invalid_request"]));
+        for id in ["uploadJourneyFile", "submitJourney", "getJourneyStatus"] {
+            assert_eq!(codes_at(&doc, route(id), "404"), set(&["not_found"]), "{id}");
+            assert_eq!(codes_at(&doc, route(id), "429"), set(&["rate_limited"]), "{id}");
+        }
         let shared = &op(&doc, route("depositDocument"))["responses"]["429"];
         assert_eq!(
             shared["content"]["application/json"]["schema"]["allOf"][1]["properties"]["error"]["enum"],
@@ -1461,6 +1633,93 @@ mod tests {
         check(
             "BatchList",
             serde_json::to_value(crate::api::batches::BatchList { data: vec![batch] }).unwrap(),
+        );
+        check(
+            "JourneyFile",
+            serde_json::to_value(crate::journey::uploads::Uploaded {
+                side: "front".into(),
+                kind: "jpeg",
+                bytes: 1,
+            })
+            .unwrap(),
+        );
+        check(
+            "JourneyStatus",
+            serde_json::to_value(crate::journey::uploads::Status {
+                status: VerificationStatus::Submitted,
+            })
+            .unwrap(),
+        );
+        for kind in doc["components"]["schemas"]["JourneyFile"]["properties"]["kind"]["enum"]
+            .as_array()
+            .unwrap()
+        {
+            let kind = kind.as_str().unwrap();
+            assert_eq!(common::document::FileKind::parse(kind).map(|k| k.as_str()), Some(kind));
+        }
+    }
+
+    /// The journey's session endpoints: no API key, the CSRF header on writes, a raw upload body.
+    #[test]
+    fn journey_session_endpoints() {
+        let doc = doc();
+        let table = routes::table();
+        let route = |id: &str| table.iter().find(|r| r.operation_id == id).unwrap();
+        let header = |id: &str| -> Vec<Value> {
+            op(&doc, route(id))["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["in"] == "header")
+                .cloned()
+                .collect()
+        };
+        for (id, method, path) in [
+            ("uploadJourneyFile", Method::POST, "/v/{token}/files/{side}"),
+            ("submitJourney", Method::POST, "/v/{token}/submit"),
+            ("getJourneyStatus", Method::GET, "/v/{token}/status"),
+        ] {
+            let r = route(id);
+            assert_eq!((&r.method, r.path, r.authenticated), (&method, path, false), "{id}");
+            assert_eq!(op(&doc, r)["tags"], json!(["Journey"]), "{id}");
+            let csrf = header(id);
+            if method == Method::POST {
+                assert_eq!(csrf.len(), 1, "{id}");
+                assert_eq!(
+                    (&csrf[0]["name"], &csrf[0]["required"]),
+                    (&json!("X-CSRF-Token"), &json!(true)),
+                    "{id}"
+                );
+            } else {
+                assert!(csrf.is_empty(), "{id}: a read needs no CSRF token");
+            }
+        }
+        let upload = op(&doc, route("uploadJourneyFile"));
+        let media: BTreeSet<&str> = upload["requestBody"]["content"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(
+            ["image/jpeg", "image/png", "image/webp", "application/pdf"]
+                .iter()
+                .all(|m| media.contains(m)),
+            "{media:?}"
+        );
+        assert_eq!(upload["requestBody"]["content"]["application/pdf"]["schema"]["format"], "binary");
+        assert!(op(&doc, route("submitJourney"))["requestBody"].is_null());
+        let side = upload["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "side")
+            .unwrap();
+        assert_eq!(side["schema"]["enum"], json!(["front", "back", "selfie", "document"]));
+        assert_eq!(
+            op(&doc, route("getConsultationImage"))["parameters"][1]["schema"]["enum"],
+            json!(["recto", "verso", "selfie"]),
+            "the image side keeps its own names"
         );
     }
 

@@ -7,7 +7,8 @@ use axum::http::Method;
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 
-/// One operation of the public API.
+/// One operation served over HTTP: the public API, its probes, and the pages (with their
+/// session endpoints) end customers reach through links.
 pub struct Route {
     pub method: Method,
     pub path: &'static str,
@@ -163,6 +164,32 @@ pub fn table() -> Vec<Route> {
             false,
             get(crate::journey::pages::journey)
         ),
+        // The session endpoints the journey page's own script calls. The session token in the path
+        // is their credential (no API key); writes also need the page's `X-CSRF-Token`.
+        route!(
+            POST,
+            "/v/{token}/files/{side}",
+            "uploadJourneyFile",
+            "Upload one file of a journey (raw body), replacing an earlier upload of that side",
+            false,
+            post(crate::journey::uploads::upload)
+        ),
+        route!(
+            POST,
+            "/v/{token}/submit",
+            "submitJourney",
+            "Close a journey to uploads and start its analysis",
+            false,
+            post(crate::journey::uploads::submit)
+        ),
+        route!(
+            GET,
+            "/v/{token}/status",
+            "getJourneyStatus",
+            "Where a journey stands (never its verdict), polled by the page",
+            false,
+            get(crate::journey::uploads::status)
+        ),
         route!(
             GET,
             "/authenticite/{link}",
@@ -174,23 +201,10 @@ pub fn table() -> Vec<Route> {
     ]
 }
 
-/// The endpoints the journey page's own script calls. They belong to the page, not to the public
-/// API a client integrates with, so they are not in [`table`] (nor in the OpenAPI document): the
-/// session token in the path is their only credential and their callers are our own pages.
-pub fn page_routes() -> Vec<(Method, &'static str, MethodRouter<AppState>)> {
-    use crate::journey::uploads;
-    vec![
-        (Method::POST, "/v/{token}/files/{side}", post(uploads::upload)),
-        (Method::POST, "/v/{token}/submit", post(uploads::submit)),
-        (Method::GET, "/v/{token}/status", get(uploads::status)),
-    ]
-}
-
-/// The router of every route of [`table`] and [`page_routes`], paths with several methods merged.
+/// The router of every route of [`table`], paths with several methods merged.
 pub fn router() -> Router<AppState> {
     let mut by_path: Vec<(&'static str, MethodRouter<AppState>)> = Vec::new();
-    let routes = table().into_iter().map(|r| (r.path, (r.handler)()));
-    for (path, handler) in routes.chain(page_routes().into_iter().map(|(_, p, h)| (p, h))) {
+    for (path, handler) in table().into_iter().map(|r| (r.path, (r.handler)())) {
         match by_path.iter_mut().find(|(p, _)| *p == path) {
             Some((_, existing)) => *existing = std::mem::take(existing).merge(handler),
             None => by_path.push((path, handler)),

@@ -3,6 +3,8 @@
 //! verifies Standard Webhooks signatures independently of the service's own signer.
 #![allow(dead_code)]
 
+pub mod browser;
+pub mod journey;
 pub mod receiver;
 
 use serde_json::{json, Value};
@@ -455,27 +457,9 @@ pub fn jpeg(side: u32) -> Vec<u8> {
     out.into_inner()
 }
 
-/// A minimal valid PDF with `pages` pages.
+/// A valid PDF with `pages` empty pages.
 pub fn pdf(pages: usize) -> Vec<u8> {
-    let mut objects = vec!["<< /Type /Catalog /Pages 2 0 R >>".to_owned()];
-    let kids: Vec<String> = (0..pages).map(|i| format!("{} 0 R", 3 + i)).collect();
-    objects.push(format!("<< /Type /Pages /Kids [{}] /Count {pages} >>", kids.join(" ")));
-    for _ in 0..pages {
-        objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>".to_owned());
-    }
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = out.len();
-    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
-    for off in offsets {
-        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes());
-    out
+    common::test_fixtures::blank_pdf(pages)
 }
 
 /// Polls `check` until it holds, or panics with `what` after `timeout`.

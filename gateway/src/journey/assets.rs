@@ -21,6 +21,8 @@ button:disabled{background:#6b7280;cursor:not-allowed}\
 /// Uploads each file as soon as it is chosen (checked first for type and size), shows a preview
 /// and the XMLHttpRequest upload progress, submits, then polls the session status. Plain ES5 so
 /// old phone browsers run it; no dependency.
+/// `show` and `poll` live outside `if(form){…}`: the "being checked" page (a reload after submit)
+/// has no form but polls too, and a function declared in a block would not exist there.
 pub const JS: &str = r#"(function(){
 var d=document,c=JSON.parse(d.getElementById('cfg').textContent),t=c.t,ok={};
 c.uploaded.forEach(function(s){ok[s]=true});
@@ -32,6 +34,11 @@ function explain(x){var e=code(x);if(x.status===409){location.reload();return ''
 if(e==='invalid_document')return t.errType;if(e==='document_too_large')return t.errSize;
 if(x.status===429)return t.errBusy;return t.errNetwork}
 function ready(){var all=true;c.sides.forEach(function(s){if(s.required&&!ok[s.id])all=false});if(btn)btn.disabled=!all;return all}
+function show(id){['journey','checking','done'].forEach(function(k){var e=d.getElementById(k);if(e)e.hidden=k!==id});var h=d.getElementById(id+'-title');if(h)h.focus()}
+function poll(){var x=new XMLHttpRequest();x.open('GET',c.base+'/status');
+x.onload=function(){var s='';try{s=JSON.parse(x.responseText).status}catch(e){}
+if(s==='completed')show('done');else if(s==='expired')location.reload();else setTimeout(poll,2000)};
+x.onerror=function(){setTimeout(poll,4000)};x.send()}
 function upload(s,f){var m=d.getElementById(s.id+'-msg'),bar=d.getElementById(s.id+'-progress'),x=new XMLHttpRequest();
 x.open('POST',c.base+'/files/'+s.id);x.setRequestHeader('X-CSRF-Token',csrf);x.setRequestHeader('Content-Type',f.type);
 bar.hidden=false;bar.value=0;say(m,t.uploading,'');
@@ -43,11 +50,6 @@ var f=i.files&&i.files[0],m=d.getElementById(s.id+'-msg'),p=d.getElementById(s.i
 if(!f)return;if(c.types.indexOf(f.type)<0){say(m,t.errType,'err');i.value='';return}
 if(f.size>c.maxBytes){say(m,t.errSize,'err');i.value='';return}
 if(f.type.indexOf('image/')===0&&window.URL){p.src=URL.createObjectURL(f);p.hidden=false}upload(s,f)})});
-function show(id){['journey','checking','done'].forEach(function(k){d.getElementById(k).hidden=k!==id});var h=d.getElementById(id+'-title');if(h)h.focus()}
-function poll(){var x=new XMLHttpRequest();x.open('GET',c.base+'/status');
-x.onload=function(){var s='';try{s=JSON.parse(x.responseText).status}catch(e){}
-if(s==='completed')show('done');else if(s==='expired')location.reload();else setTimeout(poll,2000)};
-x.onerror=function(){setTimeout(poll,4000)};x.send()}
 form.addEventListener('submit',function(e){e.preventDefault();if(!ready()){say(fmsg,t.errMissing,'err');return}
 btn.disabled=true;var x=new XMLHttpRequest();x.open('POST',c.base+'/submit');x.setRequestHeader('X-CSRF-Token',csrf);
 x.onload=function(){if(x.status===202){show('checking');poll()}else{say(fmsg,explain(x),'err');ready()}};

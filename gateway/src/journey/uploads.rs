@@ -9,12 +9,15 @@
 //! be sent cross-origin without a CORS preflight, which the gateway refuses outright, and the value
 //! can only be read by a page of our origin. As defence in depth, a browser's own
 //! `Sec-Fetch-Site` must say `same-origin` and an `Origin` header must be the public base's.
+//!
+//! These guards live in the handlers, not in router layers: the endpoints are ordinary entries of
+//! the route table (and so of the OpenAPI document) under the same global layers as every route.
 
 use crate::error::{ApiError, ApiResult};
 use crate::rate_limit::RateLimiter;
 use crate::state::AppState;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, State};
+use axum::extract::{ConnectInfo, FromRequest, Path, Request, State};
 use axum::http::{header, Extensions, HeaderMap, StatusCode};
 use common::document::{self, DocumentError};
 use common::domain::{DocumentCategory, VerificationStatus};
@@ -123,11 +126,28 @@ fn closed(journey: &Journey) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
 }
 
+/// The answer to an upload (`JourneyFile` in the OpenAPI document).
 #[derive(Serialize)]
 pub struct Uploaded {
-    side: String,
-    kind: &'static str,
-    bytes: usize,
+    pub side: String,
+    pub kind: &'static str,
+    pub bytes: usize,
+}
+
+/// The raw body of an upload. Over the hard cap of every request it answers the API's
+/// `payload_too_large` rather than the framework's plain-text 413.
+pub struct RawFile(Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawFile {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        match Bytes::from_request(req, state).await {
+            Ok(bytes) => Ok(RawFile(bytes)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(crate::input::payload_too_large()),
+            Err(e) => Err(ApiError::malformed(format!("The file could not be read: {}", e.body_text()))),
+        }
+    }
 }
 
 /// Checks the bytes themselves (magic bytes, never the client's Content-Type) and the page count.
@@ -168,7 +188,7 @@ pub async fn upload(
     Path((token, side)): Path<(String, String)>,
     headers: HeaderMap,
     extensions: Extensions,
-    body: Bytes,
+    RawFile(body): RawFile,
 ) -> ApiResult<(StatusCode, axum::Json<Uploaded>)> {
     let journey = authorise_write(&state, &headers, &extensions, &token).await?;
     let Some((side, _)) = verifications::journey_sides(journey.category)
@@ -230,9 +250,10 @@ pub async fn upload(
     ))
 }
 
+/// Where a session stands (`JourneyStatus` in the OpenAPI document).
 #[derive(Serialize)]
 pub struct Status {
-    status: VerificationStatus,
+    pub status: VerificationStatus,
 }
 
 /// `POST /v/{token}/submit`: closes the session and queues its one real-time job.
@@ -297,6 +318,23 @@ mod tests {
         h.remove(header::ORIGIN);
         h.insert("sec-fetch-site", "cross-site".parse().unwrap());
         assert!(check_same_origin(&h, "https://s.example").is_err());
+    }
+
+    /// A body over the cap answers the API's JSON error, like every other route.
+    #[tokio::test]
+    async fn an_oversized_body_is_payload_too_large() {
+        use axum::body::Body;
+        use tower::ServiceExt as _;
+        let app = axum::Router::new()
+            .route("/", axum::routing::post(|RawFile(b): RawFile| async move { b.len().to_string() }))
+            .layer(axum::extract::DefaultBodyLimit::max(8));
+        let send = |body: &'static str| app.clone().oneshot(Request::post("/").body(Body::from(body)).unwrap());
+        assert_eq!(send("12345678").await.unwrap().status(), StatusCode::OK);
+        let refused = send("123456789").await.unwrap();
+        assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let body = axum::body::to_bytes(refused.into_body(), 1024).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"], "payload_too_large");
     }
 
     #[test]

@@ -1,0 +1,226 @@
+//! The customer journey in a real browser (headless Chromium over WebDriver): tests/journey.rs
+//! drives the journey's endpoints the way the page's script should, this one runs the script
+//! itself, as a customer would meet it on a phone: the language chosen from the browser's, file
+//! inputs, uploads with the CSRF token and their progress, client-side type checks, submit, the
+//! "being checked" state (also when the customer comes back to the link meanwhile) and the
+//! thank-you page, which must not reveal the verdict. The result is then checked through the API
+//! and the signed webhook. Screenshots of each step are kept under
+//! `test-artifacts/browser/<mode>/<test>/`.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use support::browser::Browser;
+use support::journey::{session, uploads_stored, workflow, Session, WAIT};
+use support::receiver::Receiver;
+use support::{Service, TempDir};
+
+const SAMPLES: &str = "/work/shared/data/samples/identite";
+
+/// Waits until the page says the file of `side` was received (or fails at once on its error).
+async fn wait_uploaded(b: &Browser, side: &str, received: &str) {
+    let msg = format!("{side}-msg");
+    b.wait(WAIT, &format!("the {side} upload"), || async {
+        let text = b.text(&msg).await;
+        let class = b.classes(&msg).await;
+        assert!(!class.contains("err"), "the {side} upload failed on the page: {text}");
+        let progress = b.prop(&format!("{side}-progress"), "value").await;
+        (text == received && class.contains("ok") && progress == json!(100)).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_customer_sends_an_identity_document_from_a_phone_browser() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let wf = workflow(&svc, &co, "identite", Some(&hook.url));
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
+    let b = Browser::start("identity_journey", svc.mode, "fr-FR").await;
+
+    // The page, in the browser's language (French).
+    b.client.goto(&url).await.expect("open the journey");
+    assert_eq!(b.client.title().await.unwrap(), "Vérification de document — Sceau");
+    assert_eq!(b.text("journey-title").await, "Vérification de document");
+    let html = b.client.find(fantoccini::Locator::Css("html")).await.unwrap();
+    assert_eq!(html.attr("lang").await.unwrap().as_deref(), Some("fr"));
+    for side in ["front", "back", "selfie"] {
+        assert_eq!(b.prop(side, "type").await, "file", "#{side}");
+    }
+    assert!(!b.displayed("checking").await && !b.displayed("done").await);
+    assert_eq!(b.prop("submit", "disabled").await, true, "nothing to send yet");
+    b.screenshot("page").await;
+    let (_, session) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_eq!(session["status"], "started", "opening the link starts the session");
+
+    // Each file is uploaded as soon as it is chosen; no back: it is optional.
+    b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
+        .await;
+    wait_uploaded(&b, "front", "Fichier reçu.").await;
+    b.choose_file("selfie", &Path::new(SAMPLES).join("sample-cni-td1-valide.png")).await;
+    wait_uploaded(&b, "selfie", "Fichier reçu.").await;
+    assert!(
+        b.displayed("front-preview").await && b.displayed("selfie-preview").await,
+        "previews shown"
+    );
+    assert_eq!(b.text("back-msg").await, "");
+    assert_eq!(uploads_stored(&svc, &id), 2, "both files stored");
+    assert_eq!(b.prop("submit", "disabled").await, false, "ready to send");
+    b.screenshot("uploaded").await;
+
+    // Submit: "being checked", then the thank-you page.
+    b.click("submit").await;
+    b.wait(WAIT, "the checking section", || async {
+        b.displayed("checking").await.then_some(())
+    })
+    .await;
+    assert!(!b.displayed("journey").await, "the form is gone");
+    assert_eq!(b.text("checking-title").await, "Vérification en cours");
+    b.screenshot("checking").await;
+    b.wait(WAIT, "the thank-you section", || async { b.displayed("done").await.then_some(()) })
+        .await;
+    assert!(!b.displayed("checking").await && !b.displayed("journey").await);
+    assert_eq!(b.text("done-title").await, "Merci");
+    b.screenshot("done").await;
+    let shown = b.body_text().await.to_lowercase();
+    let source = b.client.source().await.unwrap().to_lowercase();
+    for verdict in ["conforme", "suspect", "fraud", "analyse_impossible"] {
+        assert!(
+            !shown.contains(verdict) && !source.contains(verdict),
+            "the thank-you page reveals the verdict ({verdict}): {shown}"
+        );
+    }
+
+    // The result, for the client only: through the API and the signed webhook.
+    let (_, session) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_eq!(session["status"], "completed", "{session}");
+    let consultation_id = session["consultationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the consultation of the journey: {session}"))
+        .to_owned();
+    let (s, consultation) = svc.get(&co.key, &format!("/api/v1/consultations/{consultation_id}")).await;
+    assert_eq!(s, 200, "{consultation}");
+    assert!(consultation["verdict"].as_str().is_some_and(|v| !v.is_empty()), "{consultation}");
+    assert_eq!(consultation["workflowId"], wf.as_str());
+    support::eventually(WAIT, "the verification.completed webhook", || async {
+        hook.received().iter().any(|r| r.body["event"] == "verification.completed")
+    })
+    .await;
+    let got = hook.received();
+    let event = got.iter().find(|r| r.body["event"] == "verification.completed").unwrap();
+    assert!(event.signature_valid, "{event:?}");
+    assert_eq!(event.body["consultationId"], consultation_id.as_str());
+    assert_eq!(event.body["verdict"], consultation["verdict"]);
+
+    // Coming back to the link: spent, still without the verdict.
+    b.client.refresh().await.unwrap();
+    b.wait(WAIT, "the used-link page", || async {
+        b.body_text().await.contains("Lien déjà utilisé").then_some(())
+    })
+    .await;
+    assert!(!b.body_text().await.to_lowercase().contains("conforme"));
+    b.screenshot("link-used").await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_wrong_file_type_is_refused_on_the_page_and_nothing_is_uploaded() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "administratif", None);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
+    let b = Browser::start("wrong_file_type", svc.mode, "en-GB").await;
+
+    b.client.goto(&url).await.expect("open the journey");
+    assert_eq!(
+        b.text("journey-title").await,
+        "Document verification",
+        "English for an English browser"
+    );
+    assert_eq!(b.prop("document", "type").await, "file");
+    assert!(b.client.find(fantoccini::Locator::Id("front")).await.is_err(), "no identity inputs");
+    b.screenshot("page").await;
+
+    // A text file: refused by the script, before any request.
+    let dir = TempDir::new("browser");
+    let notes = dir.0.join("notes.txt");
+    std::fs::write(&notes, "not a document\n").unwrap();
+    b.choose_file("document", &notes).await;
+    let refused = "This file type is not accepted. Choose a JPEG, PNG or WebP photo (or a PDF where asked).";
+    b.wait(WAIT, "the type error", || async {
+        (b.text("document-msg").await == refused).then_some(())
+    })
+    .await;
+    assert!(b.classes("document-msg").await.contains("err"));
+    assert_eq!(b.prop("document", "value").await, "", "the choice is cleared");
+    assert!(!b.displayed("document-progress").await && !b.displayed("document-preview").await);
+    assert_eq!(b.prop("submit", "disabled").await, true);
+    assert_eq!(b.requests_to("/files/").await, 0, "no upload was even tried");
+    assert_eq!(uploads_stored(&svc, &id), 0, "nothing uploaded");
+    b.screenshot("wrong-type").await;
+
+    // A text file named like a photo gets past the script; the server sniffs it and refuses it,
+    // and the page says so the same way.
+    b.client.refresh().await.unwrap();
+    assert_eq!(b.text("document-msg").await, "");
+    b.choose_file("document", &Path::new(SAMPLES).join("bad-texte-renomme.jpg")).await;
+    b.wait(WAIT, "the server's refusal", || async {
+        (b.text("document-msg").await == refused).then_some(())
+    })
+    .await;
+    assert!(b.classes("document-msg").await.contains("err"));
+    assert!(!b.displayed("document-progress").await);
+    assert_eq!(b.prop("submit", "disabled").await, true);
+    assert_eq!(b.requests_to("/files/document").await, 1, "this one was sent");
+    assert_eq!(uploads_stored(&svc, &id), 0, "nothing stored");
+    b.screenshot("refused-by-server").await;
+    let (_, session): (u16, Value) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_eq!(session["status"], "started", "{session}");
+    b.close().await;
+}
+
+/// Sets a session's status in the database, to hold it where the test needs the page.
+fn set_status(svc: &Service, id: &str, status: &str) {
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    let n = db
+        .execute("UPDATE verifications SET status = ?2 WHERE id = ?1", [id, status])
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[tokio::test]
+async fn a_customer_who_comes_back_while_the_documents_are_checked_gets_the_thank_you_page() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
+    let b = Browser::start("back_while_checking", svc.mode, "fr-FR").await;
+    b.client.goto(&url).await.expect("open the journey");
+    b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
+        .await;
+    wait_uploaded(&b, "front", "Fichier reçu.").await;
+    b.choose_file("selfie", &Path::new(SAMPLES).join("sample-cni-td1-valide.png")).await;
+    wait_uploaded(&b, "selfie", "Fichier reçu.").await;
+    b.click("submit").await;
+    b.wait(WAIT, "the thank-you section", || async { b.displayed("done").await.then_some(()) })
+        .await;
+
+    // The analysis cannot be held in every mode: the session is put back in "submitted" instead,
+    // as if its analysis still ran when the customer reloads the page or opens the link again.
+    set_status(&svc, &id, "submitted");
+    b.client.goto(&url).await.unwrap();
+    b.wait(WAIT, "the checking page", || async { b.displayed("checking").await.then_some(()) })
+        .await;
+    assert_eq!(b.client.title().await.unwrap(), "Vérification en cours — Sceau");
+    b.screenshot("checking-page").await;
+    set_status(&svc, &id, "completed");
+    b.wait(WAIT, "the thank-you section after the checking page", || async {
+        b.displayed("done").await.then_some(())
+    })
+    .await;
+    assert!(!b.displayed("checking").await);
+    b.screenshot("done").await;
+    b.close().await;
+}
