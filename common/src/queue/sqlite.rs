@@ -212,16 +212,17 @@ impl Queue for SqliteQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::test_support::TempStore;
 
-    fn queue(max_attempts: u32) -> (SqliteQueue, std::path::PathBuf) {
-        let dir = std::env::temp_dir().join(format!("sceau-queue-{}", crate::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
-        (SqliteQueue::new(store, max_attempts), dir)
+    /// A queue on a fresh store; the store (and its directory) lives as long as the second value.
+    fn queue(max_attempts: u32) -> (SqliteQueue, TempStore) {
+        let store = TempStore::new("queue");
+        (SqliteQueue::new(store.handle(), max_attempts), store)
     }
 
     #[tokio::test]
     async fn priority_lease_ack_and_redelivery() {
-        let (q, dir) = queue(5);
+        let (q, _store) = queue(5);
         q.publish(Topic::JobsBatch, b"batch".to_vec(), Duration::ZERO).await.unwrap();
         q.publish(Topic::JobsRealtime, b"rt".to_vec(), Duration::ZERO).await.unwrap();
         let first = q.receive(&[Topic::JobsRealtime, Topic::JobsBatch]).await.unwrap();
@@ -235,12 +236,11 @@ mod tests {
         assert_eq!((again.payload.as_slice(), again.attempts), (b"batch".as_slice(), 2));
         q.ack(&again).await.unwrap();
         assert!(q.depth().await.unwrap().is_empty());
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]
     async fn delayed_messages_wait_and_poison_messages_are_dead_lettered() {
-        let (q, dir) = queue(2);
+        let (q, _store) = queue(2);
         q.publish(Topic::Events, b"later".to_vec(), Duration::from_millis(300))
             .await
             .unwrap();
@@ -257,6 +257,5 @@ mod tests {
         assert_eq!(q.replay_dead_letters(Topic::Events, 10).await.unwrap(), 1);
         let back = q.receive(&[Topic::Events]).await.unwrap();
         assert_eq!((back.payload.as_slice(), back.attempts), (b"later".as_slice(), 1));
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

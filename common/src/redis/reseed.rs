@@ -319,16 +319,15 @@ pub async fn watch_and_reseed(store: Store, redis: RedisBackend, every: Duration
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{BatchStatus, DocumentCategory, Licence};
-    use crate::ids::BatchItemId;
+    use crate::domain::{BatchStatus, Licence};
     use crate::redis::test_support::TestRedis;
     use crate::redis::{FlagError, RedisDeadlines, RedisFlags};
+    use crate::store::test_support::{identity_item, TempStore};
     use crate::store::{batches, companies};
-    use chrono::{DateTime, Utc};
+    use chrono::Utc;
 
     struct Fixture {
-        store: Store,
-        dir: std::path::PathBuf,
+        store: TempStore,
         ai_on: CompanyId,
         ai_off: CompanyId,
         open: BatchId,
@@ -339,30 +338,8 @@ mod tests {
         due: Vec<(BatchId, i64)>,
     }
 
-    impl Drop for Fixture {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-
-    fn item(now: DateTime<Utc>) -> batches::NewItem {
-        batches::NewItem {
-            id: BatchItemId::generate(now),
-            category: DocumentCategory::Identite,
-            external_ref: None,
-            agency_postal_code: None,
-            agency_insee: None,
-            front_blob: "blob-front".into(),
-            front_kind: "image/png".into(),
-            back_blob: None,
-            back_kind: None,
-            bytes: 10,
-        }
-    }
-
     async fn fixture() -> Fixture {
-        let dir = std::env::temp_dir().join(format!("sceau-reseed-{}", crate::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("reseed");
         let now = Utc::now();
         let window = batches::WINDOW;
         store
@@ -372,7 +349,7 @@ mod tests {
                 companies::set(tx, &off, Some(false), None)?;
                 let open = batches::create(tx, &on, None, None, window, now)?.id;
                 let in_progress = batches::create(tx, &on, None, None, window, now)?.id;
-                batches::deposit(tx, &on, &in_progress, &item(now), u64::MAX, now)?;
+                batches::deposit(tx, &on, &in_progress, &identity_item("blob-front"), u64::MAX, now)?;
                 batches::submit(tx, &on, &in_progress, window, now)?;
                 let canceled = batches::create(tx, &off, None, None, window, now)?.id;
                 batches::cancel(tx, &off, &canceled, now)?;
@@ -391,7 +368,6 @@ mod tests {
             .await
             .map(|(ai_on, ai_off, open, in_progress, canceled, old_canceled, due)| Fixture {
                 store,
-                dir,
                 ai_on,
                 ai_off,
                 open,
@@ -490,7 +466,7 @@ mod tests {
         let shutdown = CancellationToken::new();
         // A long period: only the start and the loss detection can explain the re-seeds below.
         let watcher = tokio::spawn(watch_and_reseed(
-            f.store.clone(),
+            f.store.handle(),
             t.backend.clone(),
             Duration::from_secs(3600),
             shutdown.clone(),

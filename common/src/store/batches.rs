@@ -557,22 +557,8 @@ mod tests {
     use crate::analysis::AnalysisReport;
     use crate::domain::{ImageSide, Licence, Verdict};
     use crate::ids::ConsultationId;
+    use crate::store::test_support::{identity_item, TempStore};
     use crate::store::{companies, consultations, workflows};
-
-    fn item(n: usize) -> NewItem {
-        NewItem {
-            id: BatchItemId::generate(Utc::now()),
-            category: DocumentCategory::Identite,
-            external_ref: None,
-            agency_postal_code: None,
-            agency_insee: None,
-            front_blob: format!("blob-{n}"),
-            front_kind: "png".into(),
-            back_blob: None,
-            back_kind: None,
-            bytes: 10,
-        }
-    }
 
     /// Records `item`'s consultation with one image, as the recorder does.
     fn analysed(tx: &Connection, company: &CompanyId, item: &BatchItemId, now: DateTime<Utc>) -> Result<ConsultationId, RepoError> {
@@ -612,8 +598,7 @@ mod tests {
 
     #[tokio::test]
     async fn documents_count_toward_the_limit_until_their_images_are_purged() {
-        let dir = std::env::temp_dir().join(format!("sceau-quota-{}", crate::ids::random_hex(8)));
-        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("quota");
         let outcome = store
             .write(|tx| {
                 let now = Utc::now();
@@ -622,21 +607,21 @@ mod tests {
                 let mut first_item = None;
                 for _ in 0..2 {
                     let batch = create(tx, &company, None, None, window, now)?;
-                    for n in 0..MAX_ITEMS_PER_BATCH as usize {
-                        let new = item(n);
+                    for n in 0..MAX_ITEMS_PER_BATCH {
+                        let new = identity_item(&format!("blob-{n}"));
                         first_item.get_or_insert(new.id.clone());
                         deposit(tx, &company, &batch.id, &new, u64::MAX, now)?;
                     }
                 }
                 let third = create(tx, &company, None, None, window, now)?;
-                let full = deposit(tx, &company, &third.id, &item(400), u64::MAX, now);
+                let full = deposit(tx, &company, &third.id, &identity_item("blob-400"), u64::MAX, now);
                 let first_item = first_item.expect("deposited");
                 // Analysed, its deposit files released: the consultation's image still counts.
                 let consultation = analysed(tx, &company, &first_item, now)?;
                 files_released(tx, first_item.as_str(), now)?;
-                let analysed_still_counts = deposit(tx, &company, &third.id, &item(401), u64::MAX, now);
+                let analysed_still_counts = deposit(tx, &company, &third.id, &identity_item("blob-401"), u64::MAX, now);
                 consultations::mark_purged(tx, consultation.as_str(), "recto", now)?;
-                let after_purge = deposit(tx, &company, &third.id, &item(402), u64::MAX, now)?;
+                let after_purge = deposit(tx, &company, &third.id, &identity_item("blob-402"), u64::MAX, now)?;
                 Ok::<_, RepoError>((full, analysed_still_counts, after_purge))
             })
             .await
@@ -647,6 +632,5 @@ mod tests {
             outcome.2, 1,
             "the purged document stopped counting: the third batch takes its first"
         );
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

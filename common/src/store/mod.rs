@@ -13,6 +13,8 @@ pub mod migrations;
 pub mod outbox;
 pub mod reviews;
 pub mod settings;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod usage;
 pub mod verifications;
 pub mod workflows;

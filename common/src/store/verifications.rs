@@ -459,11 +459,11 @@ mod tests {
     use crate::domain::{Decision, DocumentCategory, Licence, ReviewStatus, Verdict};
     use crate::ids::ConsultationId;
     use crate::model::WorkflowRules;
+    use crate::store::test_support::TempStore;
 
     #[tokio::test]
     async fn a_journey_opens_takes_files_and_submits_once_into_one_realtime_job() {
-        let dir = std::env::temp_dir().join(format!("sceau-jrn-{}", crate::ids::random_hex(8)));
-        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("jrn");
         let outcome = store
             .write(|tx| {
                 let now = Utc::now();
@@ -528,13 +528,11 @@ mod tests {
             jobs[0]
         );
         assert_eq!(status, VerificationStatus::Submitted);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]
     async fn a_journey_result_is_recorded_once_with_its_decision_and_event() {
-        let dir = std::env::temp_dir().join(format!("sceau-vrf-{}", crate::ids::random_hex(8)));
-        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("vrf");
         let recorded = store
             .write(|tx| {
                 let now = Utc::now();
@@ -594,7 +592,6 @@ mod tests {
         assert!(second_ignored);
         assert_eq!(events, 1);
         assert_eq!(status, VerificationStatus::Completed);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// A company with an identity workflow, in a fresh store.
@@ -667,8 +664,7 @@ mod tests {
 
     #[tokio::test]
     async fn uploads_for_result_lists_the_files_and_knows_a_completed_session() {
-        let dir = std::env::temp_dir().join(format!("sceau-ufr-{}", crate::ids::random_hex(8)));
-        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("ufr");
         let (unknown, before, after, company) = store
             .write(|tx| {
                 let now = Utc::now();
@@ -696,13 +692,11 @@ mod tests {
             .collect();
         assert_eq!(sides, vec![("front", ImageSide::Recto, "b1"), ("selfie", ImageSide::Selfie, "b2")]);
         assert!(after.unwrap().completed);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]
     async fn uploads_are_released_when_completed_or_past_retention_once_they_cannot_complete() {
-        let dir = std::env::temp_dir().join(format!("sceau-rel-{}", crate::ids::random_hex(8)));
-        let store = crate::store::Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("rel");
         let outcome = store
             .write(|tx| {
                 let now = Utc::now();
@@ -768,6 +762,5 @@ mod tests {
             vec!["done-selfie", "expired-front", "waiting-front", "waiting-selfie"],
             "released once; a row with another blob stays"
         );
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -1,0 +1,58 @@
+//! Fixtures of the store's own tests (and of the modules built on it): a store in a directory of
+//! its own, removed with it, and a deposit ready to record.
+
+use super::batches::NewItem;
+use super::Store;
+use crate::domain::DocumentCategory;
+use crate::ids::BatchItemId;
+use std::ops::Deref;
+use std::path::PathBuf;
+
+/// A fresh store in a temporary directory, deleted on drop.
+pub struct TempStore {
+    store: Store,
+    dir: PathBuf,
+}
+
+impl TempStore {
+    pub fn new(label: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("sceau-{label}-{}", crate::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).expect("open a test store");
+        Self { store, dir }
+    }
+
+    /// A handle on the store, for what takes one by value.
+    pub fn handle(&self) -> Store {
+        self.store.clone()
+    }
+}
+
+impl Deref for TempStore {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl Drop for TempStore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// An identity document of 10 bytes whose front file is `blob`.
+pub fn identity_item(blob: &str) -> NewItem {
+    NewItem {
+        id: BatchItemId::generate(chrono::Utc::now()),
+        category: DocumentCategory::Identite,
+        external_ref: None,
+        agency_postal_code: None,
+        agency_insee: None,
+        front_blob: blob.to_owned(),
+        front_kind: "png".into(),
+        back_blob: None,
+        back_kind: None,
+        bytes: 10,
+    }
+}
