@@ -9,6 +9,8 @@
 
 mod support;
 
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::key::Key;
 use serde_json::{json, Value};
 use std::path::Path;
 use support::browser::Browser;
@@ -222,5 +224,93 @@ async fn a_customer_who_comes_back_while_the_documents_are_checked_gets_the_than
     .await;
     assert!(!b.displayed("checking").await);
     b.screenshot("done").await;
+    b.close().await;
+}
+
+/// Presses `key` on the keyboard (wherever the focus is), and returns the id of the element
+/// focused afterwards.
+async fn press(b: &Browser, key: Key) -> String {
+    let key = char::from(key);
+    let keyboard = KeyActions::new("keyboard".into())
+        .then(KeyAction::Down { value: key })
+        .then(KeyAction::Up { value: key });
+    b.client.perform_actions(keyboard).await.expect("press a key");
+    let now = b.client.active_element().await.expect("the focused element");
+    now.attr("id").await.expect("its id").unwrap_or_default()
+}
+
+/// Text colours against their backgrounds (WCAG 2 contrast ratio) of every visible text element
+/// of the page: `[selector, ratio]` for those under 4.5:1.
+const LOW_CONTRAST: &str = r#"
+function rgb(s){var m=s.match(/[\d.]+/g)||[];return m.map(Number)}
+function lum(c){var a=c.slice(0,3).map(function(v){v/=255;return v<=0.03928?v/12.92:Math.pow((v+0.055)/1.055,2.4)});
+  return 0.2126*a[0]+0.7152*a[1]+0.0722*a[2]}
+function bg(e){for(;e;e=e.parentElement){var c=rgb(getComputedStyle(e).backgroundColor);if(c.length===3||c[3]>0)return c}return [255,255,255]}
+var low=[];
+document.querySelectorAll('h1,p,label,button,a,li,span').forEach(function(e){
+  if(!e.offsetParent||!e.textContent.trim())return;
+  var f=lum(rgb(getComputedStyle(e).color)),g=lum(bg(e)),r=(Math.max(f,g)+0.05)/(Math.min(f,g)+0.05);
+  if(r<4.5)low.push([e.tagName+'#'+e.id+'.'+e.className,Math.round(r*100)/100])});
+return low"#;
+
+#[tokio::test]
+async fn the_page_is_named_readable_and_usable_with_a_keyboard() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { url, .. } = session(&svc, &co, &wf, "dossier-7").await;
+    let b = Browser::start("keyboard_and_contrast", svc.mode, "fr-FR").await;
+    b.client.goto(&url).await.expect("open the journey");
+
+    // Every file input has a label a screen reader announces.
+    let unnamed = b
+        .client
+        .execute(
+            "return [].slice.call(document.querySelectorAll('input')).filter(function(i){\
+             var l=document.querySelector('label[for=\"'+i.id+'\"]');return !l||!l.textContent.trim()}).map(function(i){return i.id})",
+            vec![],
+        )
+        .await
+        .expect("labels");
+    assert_eq!(unnamed, json!([]), "inputs without a label");
+    let low = b.client.execute(LOW_CONTRAST, vec![]).await.expect("contrast");
+    assert_eq!(low, json!([]), "text under 4.5:1 against its background");
+
+    // Tab walks the steps in order; the send button waits for the required files.
+    let mut order = Vec::new();
+    for _ in 0..3 {
+        order.push(press(&b, Key::Tab).await);
+    }
+    assert_eq!(order, ["front", "back", "selfie"], "tab order");
+    assert_eq!(b.prop("submit", "disabled").await, true);
+    b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
+        .await;
+    wait_uploaded(&b, "front", "Fichier reçu.").await;
+    b.choose_file("selfie", &Path::new(SAMPLES).join("sample-cni-td1-valide.png")).await;
+    wait_uploaded(&b, "selfie", "Fichier reçu.").await;
+    let low = b.client.execute(LOW_CONTRAST, vec![]).await.expect("contrast");
+    assert_eq!(low, json!([]), "text under 4.5:1 once the files are received");
+    b.screenshot("files-received").await;
+
+    // From the last step, Tab reaches the button and Enter sends; the focus follows to the heading
+    // of the "being checked" section, so a screen reader announces it.
+    b.client
+        .execute("document.getElementById('selfie').focus()", vec![])
+        .await
+        .expect("focus the last step");
+    assert_eq!(press(&b, Key::Tab).await, "submit");
+    let focused = press(&b, Key::Enter).await;
+    b.wait(WAIT, "the checking or thank-you section", || async {
+        (b.displayed("checking").await || b.displayed("done").await).then_some(())
+    })
+    .await;
+    assert!(
+        ["checking-title", "done-title"].contains(&focused.as_str()) || {
+            let now = b.client.active_element().await.expect("focus").attr("id").await.expect("id");
+            matches!(now.as_deref(), Some("checking-title" | "done-title"))
+        },
+        "the focus moves to the new heading (was on #{focused})"
+    );
+    b.screenshot("sent-by-keyboard").await;
     b.close().await;
 }
