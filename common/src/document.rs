@@ -343,7 +343,6 @@ fn tiff_unreadable() -> DocumentError {
 mod tests {
     use super::*;
     use crate::test_fixtures::{blank_pdf, png_claiming};
-    use std::time::{Duration, Instant};
 
     fn encoded(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
         let mut out = Cursor::new(Vec::new());
@@ -503,9 +502,9 @@ mod tests {
         ));
     }
 
+    /// The refusal comes from the header's claimed size (`TooLarge`), before any pixel is decoded.
     #[test]
     fn refuses_a_huge_header_without_allocating() {
-        let started = Instant::now();
         let bomb = png_claiming(60_000, 60_000);
         assert!(matches!(
             decode_image_checked(FileKind::Png, &bomb),
@@ -518,7 +517,6 @@ mod tests {
             decode_image_checked(FileKind::Png, &wide),
             Err(DocumentError::TooLarge(_))
         ));
-        assert!(started.elapsed() < Duration::from_millis(500));
     }
 
     #[test]
