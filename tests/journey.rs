@@ -16,6 +16,19 @@ fn sample(name: &str) -> Vec<u8> {
     std::fs::read(format!("{SAMPLES}/{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// Uploads the passport sample as the front, as the page does.
+async fn upload_passport(svc: &Service, url: &str, csrf: &str) -> (u16, Value) {
+    upload(
+        svc,
+        url,
+        "front",
+        Some(csrf),
+        sample("sample-passeport-td3-valide.jpg"),
+        "image/jpeg",
+    )
+    .await
+}
+
 async fn read(svc: &Service, co: &Company, id: &str) -> Value {
     svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await.1
 }
@@ -85,15 +98,7 @@ async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_
     let (s, body) = submit(&svc, &url, &csrf).await;
     assert_eq!((s, body["error"].as_str()), (400, Some("invalid_request")), "files missing: {body}");
 
-    let (s, body) = upload(
-        &svc,
-        &url,
-        "front",
-        Some(&csrf),
-        sample("sample-passeport-td3-valide.jpg"),
-        "image/jpeg",
-    )
-    .await;
+    let (s, body) = upload_passport(&svc, &url, &csrf).await;
     assert_eq!(s, 201, "{body}");
     assert_eq!(body["kind"], "jpeg");
     let (s, body) = upload(&svc, &url, "selfie", Some(&csrf), sample("sample-cni-td1-valide.png"), "image/png").await;
@@ -241,15 +246,7 @@ async fn unknown_expired_and_english_pages() {
     assert_eq!(s, 410);
     assert!(html.contains("Link expired"));
     assert_eq!(status(&svc, &url).await, "expired");
-    let (s, body) = upload(
-        &svc,
-        &url,
-        "front",
-        Some(&csrf),
-        sample("sample-passeport-td3-valide.jpg"),
-        "image/jpeg",
-    )
-    .await;
+    let (s, body) = upload_passport(&svc, &url, &csrf).await;
     assert_eq!((s, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
 }
 
@@ -261,15 +258,7 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
     let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
     let (_, _, csrf) = open(&svc, &url, None).await;
     let csrf = csrf.unwrap();
-    let (s, body) = upload(
-        &svc,
-        &url,
-        "front",
-        Some(&csrf),
-        sample("sample-passeport-td3-valide.jpg"),
-        "image/jpeg",
-    )
-    .await;
+    let (s, body) = upload_passport(&svc, &url, &csrf).await;
     assert_eq!(s, 201, "{body}");
     let blob: String = rusqlite::Connection::open(svc.data_dir().join("sceau.db"))
         .unwrap()
