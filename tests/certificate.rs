@@ -114,11 +114,14 @@ async fn certificate_carries_a_qr_code_to_a_genuine_authenticity_page() {
         "Points d’attention",
         "Vérifier l’authenticité",
         "Intégrité du fichier",
+        // The point of attention of an image without a zone, in French.
+        "Aucune bande MRZ",
         csl.as_str(),
     ] {
         assert!(text.contains(expected), "`{expected}` missing from:\n{text}");
     }
     assert!(!text.contains('?'), "a character did not encode:\n{text}");
+    assert!(!text.contains("machine-readable"), "no English message on the certificate:\n{text}");
     assert!(
         !text.to_lowercase().contains("selfie"),
         "the built-in engine does not match selfies:\n{text}"

@@ -2,6 +2,7 @@
 //! encryption, the queue and deadline traits with their backends, and telemetry.
 pub mod analysis;
 pub mod blobs;
+pub mod catalogue;
 pub mod config;
 pub mod crypto;
 pub mod deadlines;

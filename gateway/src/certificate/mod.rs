@@ -103,13 +103,21 @@ fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
         format!("Signature vérifiée : {}", yes_no(seal.signature_verified)),
         format!("Autorité de certification reconnue (ANTS) : {}", yes_no(seal.trusted)),
         format!("Données du cachet conformes au document : {}", yes_no(seal.data_matches)),
-        format!("Lecture : {}", seal.read_status),
+        format!("Lecture : {}", read_status(&seal.read_status)),
     ];
+    // `readStatusMessage` is the engine's English explanation, for the API; the certificate says
+    // the same in French through the status and the matching point of attention.
     for row in rows {
         pages.line(Font::Regular, 10.0, 0.0, &row);
     }
-    if let Some(message) = &seal.read_status_message {
-        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, message);
+}
+
+fn read_status(status: &str) -> &str {
+    match status {
+        "read" => "cachet lu",
+        "unreadable" => "cachet présent mais illisible",
+        "malformed" => "cachet non conforme à la spécification de l’ANTS",
+        other => other,
     }
 }
 
@@ -182,7 +190,7 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     }
     for a in &c.anomalies {
         pages.line(Font::Bold, 10.0, 0.0, &format!("{} — {}", severity(a.severity), a.code));
-        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &a.message);
+        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &common::catalogue::message_fr(a));
     }
 
     pages.rule();

@@ -1,8 +1,7 @@
 //! The analysis engine behind a trait, so the job loop does not depend on which engine version
-//! runs, plus the catalogue of anomaly codes every engine reports with.
+//! runs. Every engine reports with the anomaly codes of `common::catalogue`.
 
 pub mod builtin;
-pub mod catalogue;
 pub mod datamatrix;
 pub mod engine;
 pub mod external;
@@ -13,10 +12,10 @@ pub mod text;
 pub mod twoddoc;
 
 pub use builtin::{BuiltinEngine, EngineOptions};
-pub use catalogue::{anomaly, AnomalyKind, CATALOGUE};
 pub use engine::{Engine, EngineError};
 
 use common::analysis::AnalysisReport;
+use common::catalogue::anomaly;
 use common::domain::{ItemError, Verdict};
 
 /// The report of a document the engine could not analyse: `analyse_impossible`, with the

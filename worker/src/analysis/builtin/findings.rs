@@ -4,7 +4,7 @@
 use common::analysis::{Check, CheckOutcome};
 use common::domain::{Anomaly, TwoDDoc};
 
-use crate::analysis::catalogue;
+use common::catalogue;
 
 /// What positively establishes a document; the verdict needs one to be favourable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::domain::{Anomaly, Severity};
 use thiserror::Error;
 
-use crate::analysis::catalogue;
+use common::catalogue;
 
 pub use client::ExternalEngine;
 pub use contract::{Attachment, ExternalRequest, CONTRACT_VERSION};

@@ -18,7 +18,7 @@ use common::document::FileKind;
 use common::domain::Anomaly;
 use image::DynamicImage;
 
-use crate::analysis::catalogue;
+use common::catalogue;
 
 pub use image_quality::{ImageMeasures, Thresholds, THRESHOLDS};
 pub use pdf::{parse_pdf_date, PdfInspection};

@@ -43,10 +43,7 @@ fn sample_files(sub: &str, extensions: &[&str]) -> Vec<PathBuf> {
 #[test]
 fn every_code_is_in_the_catalogue() {
     for code in CODES {
-        assert!(
-            crate::analysis::catalogue::anomaly(code).is_some(),
-            "{code} is not in the catalogue"
-        );
+        assert!(common::catalogue::anomaly(code).is_some(), "{code} is not in the catalogue");
     }
     assert_eq!(
         codes(&anomalies(&[LOW_RESOLUTION, LOW_RESOLUTION, BLURRY_IMAGE])),

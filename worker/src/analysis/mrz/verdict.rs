@@ -7,7 +7,7 @@ use common::domain::Anomaly;
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
-use crate::analysis::catalogue;
+use common::catalogue;
 
 /// The engine's findings from one zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
