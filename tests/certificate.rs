@@ -111,6 +111,7 @@ async fn certificate_carries_a_qr_code_to_a_genuine_authenticity_page() {
         "Vérifications réalisées",
         "Analysé le",
         "Catégorie : Document d’identité",
+        "Type de document : Non déterminé",
         "Points d’attention",
         "Vérifier l’authenticité",
         "Intégrité du fichier",

@@ -112,6 +112,28 @@ fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
     }
 }
 
+/// The French name of a `documentType` of `API.md`; a value outside it is printed as it is.
+fn document_type(value: &str) -> &str {
+    match value {
+        "carte_identite" => "Carte nationale d’identité",
+        "passeport" => "Passeport",
+        "titre_sejour" => "Titre de séjour",
+        "permis_conduire" => "Permis de conduire",
+        "autre_identite" => "Autre pièce d’identité",
+        "justificatif_domicile" => "Justificatif de domicile",
+        "facture" => "Facture",
+        "avis_imposition" => "Avis d’imposition",
+        "bulletin_salaire" => "Bulletin de salaire",
+        "rib" => "Relevé d’identité bancaire",
+        "releve_compte" => "Relevé de compte",
+        "contrat_travail" => "Contrat de travail",
+        "attestation" => "Attestation",
+        "autre_administratif" => "Autre document administratif",
+        "inconnu" => "Non déterminé",
+        other => other,
+    }
+}
+
 fn read_status(status: &str) -> &str {
     match status {
         "read" => "cachet lu",
@@ -147,7 +169,7 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         ("Analysé le", french_date(&c.analyzed_at)),
         ("Enregistré le", french_date(&c.created_at)),
         ("Catégorie", category(c.document_category).to_owned()),
-        ("Type de document", c.document_type.clone()),
+        ("Type de document", document_type(&c.document_type).to_owned()),
         ("Pays", c.document_country.clone().unwrap_or_else(|| "non déterminé".to_owned())),
     ];
     for (label, value) in fields {
