@@ -2,6 +2,8 @@
 //! consultation id, so ids cannot be enumerated and a forged certificate cannot point to a page
 //! that vouches for it; the page shows no personal data, only what confirms the certificate.
 
+use crate::html;
+use crate::journey::i18n::Lang;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
@@ -61,47 +63,6 @@ pub fn verify(keys: &MasterKeys, segment: &str) -> Option<ConsultationId> {
     genuine.then_some(id)
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Lang {
-    Fr,
-    En,
-}
-
-impl Lang {
-    /// French unless English is the client's preferred language (highest `q`, first on a tie).
-    fn negotiate(headers: &HeaderMap) -> Lang {
-        let Some(accept) = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()) else {
-            return Lang::Fr;
-        };
-        let mut best: Option<(f32, &str)> = None;
-        for entry in accept.split(',') {
-            let mut parts = entry.split(';');
-            let tag = parts.next().unwrap_or("").trim();
-            let q = parts
-                .filter_map(|p| p.trim().strip_prefix("q="))
-                .find_map(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            if tag.is_empty() || q <= 0.0 {
-                continue;
-            }
-            if best.is_none_or(|(b, _)| q > b) {
-                best = Some((q, tag));
-            }
-        }
-        match best {
-            Some((_, tag)) if tag.get(..2).is_some_and(|p| p.eq_ignore_ascii_case("en")) => Lang::En,
-            _ => Lang::Fr,
-        }
-    }
-
-    fn code(self) -> &'static str {
-        match self {
-            Lang::Fr => "fr",
-            Lang::En => "en",
-        }
-    }
-}
-
 fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
     match (category, lang) {
         (DocumentCategory::Identite, Lang::Fr) => "Document d’identité",
@@ -127,21 +88,6 @@ pub fn verdict_label(verdict: Verdict, english: bool) -> &'static str {
     }
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// Dark text on white, a green or red band well above 4.5:1 against its text.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:38rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;background:#fff;line-height:1.5}\
 h1{font-size:1.5rem}.ok{border-left:.4rem solid #1b5e20;padding-left:1rem}.ko{border-left:.4rem solid #b71c1c;padding-left:1rem}\
@@ -158,7 +104,7 @@ fn html_page(status: StatusCode, lang: Lang, title: &str, body: &str) -> Respons
         "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
 <meta name=\"robots\" content=\"noindex\"><title>{title} — Sceau</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>",
         lang = lang.code(),
-        title = escape(title),
+        title = html::escape(title),
     );
     let mut response = (status, Html(html)).into_response();
     let headers = response.headers_mut();
@@ -210,7 +156,7 @@ fn unavailable(lang: Lang) -> Response {
 
 /// `GET /authenticite/{link}`: public, no API key.
 pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link): Path<String>) -> Response {
-    let lang = Lang::negotiate(&headers);
+    let lang = Lang::from_headers(&headers);
     let Some(id) = verify(&state.keys, &link) else {
         return invalid(lang);
     };
@@ -252,8 +198,8 @@ The details below are those of the recorded analysis: compare them with the cert
 <h2>{details}</h2><dl><dt>{l_id}</dt><dd>{id}</dd><dt>{l_date}</dt><dd><time datetime=\"{date}\">{date}</time></dd>\
 <dt>{l_category}</dt><dd>{category}</dd><dt>{l_verdict}</dt><dd>{verdict}</dd></dl><footer><p>{note}</p></footer>",
         details = if lang == Lang::Fr { "Détails" } else { "Details" },
-        id = escape(consultation.id.as_str()),
-        date = escape(analyzed),
+        id = html::escape(consultation.id.as_str()),
+        date = html::escape(analyzed),
         category = category_label(consultation.document_category, lang),
         verdict = verdict_label(consultation.verdict, lang == Lang::En),
     );
@@ -312,21 +258,5 @@ mod tests {
         ] {
             assert_eq!(verify(&k, bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn language_negotiation() {
-        let lang = |v: &str| {
-            let mut h = HeaderMap::new();
-            h.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_str(v).unwrap());
-            Lang::negotiate(&h)
-        };
-        assert_eq!(Lang::negotiate(&HeaderMap::new()), Lang::Fr);
-        assert_eq!(lang("en"), Lang::En);
-        assert_eq!(lang("en-GB,en;q=0.9"), Lang::En);
-        assert_eq!(lang("fr-FR,fr;q=0.9,en;q=0.8"), Lang::Fr);
-        assert_eq!(lang("de;q=0.5,en;q=0.9"), Lang::En);
-        assert_eq!(lang("de"), Lang::Fr);
-        assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
     }
 }

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod authenticity;
 pub mod certificate;
 pub mod error;
+pub mod html;
 pub mod input;
 pub mod journey;
 pub mod middleware;

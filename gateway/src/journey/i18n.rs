@@ -1,5 +1,6 @@
-//! The journey's words in French (the default) and English, chosen by `Accept-Language`. Plain
-//! constants: two languages do not warrant a catalogue format.
+//! The journey's words in French (the default) and English, chosen by `Accept-Language` (the
+//! authenticity page negotiates its language here too). Plain constants: two languages do not
+//! warrant a catalogue format.
 
 use axum::http::{header, HeaderMap};
 
@@ -33,6 +34,11 @@ impl Lang {
             }
         }
         best.map_or(Lang::Fr, |(_, l)| l)
+    }
+
+    /// The language's code, for `lang` and `Content-Language`.
+    pub fn code(self) -> &'static str {
+        self.strings().code
     }
 
     pub fn strings(self) -> &'static Strings {
@@ -171,5 +177,7 @@ mod tests {
         assert_eq!(lang("fr-FR,fr;q=0.9,en;q=0.8"), Lang::Fr);
         assert_eq!(lang("de,en;q=0.5,fr;q=0.7"), Lang::Fr);
         assert_eq!(lang("de,fr;q=0.5,en;q=0.7"), Lang::En);
+        assert_eq!(lang("de;q=0.5,en;q=0.9"), Lang::En);
+        assert_eq!(lang("de"), Lang::Fr);
     }
 }

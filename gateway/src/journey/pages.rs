@@ -4,6 +4,7 @@
 
 use super::assets::{CSS, JS};
 use super::i18n::{Lang, Strings};
+use crate::html::escape;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -28,22 +29,6 @@ fn content_security_policy() -> &'static str {
     })
 }
 
-/// Escapes text for HTML element content and double-quoted attributes.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn document(t: &Strings, title: &str, head_extra: &str, body: &str, script: bool) -> String {
     let script = if script { format!("<script>{JS}</script>") } else { String::new() };
     format!(
@@ -51,7 +36,7 @@ fn document(t: &Strings, title: &str, head_extra: &str, body: &str, script: bool
 <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"robots\" content=\"noindex\">{head_extra}\
 <title>{title} — Sceau</title><style>{CSS}</style></head><body><main>{body}</main>{script}</body></html>",
         lang = t.code,
-        title = esc(title),
+        title = escape(title),
     )
 }
 
@@ -73,7 +58,7 @@ fn respond(status: StatusCode, lang: Lang, html: String) -> Response {
 /// A page with a title and one sentence: unknown, expired, used links and errors.
 pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Response {
     let t = lang.strings();
-    let body = format!("<h1>{}</h1><p>{}</p>", esc(title), esc(text));
+    let body = format!("<h1>{}</h1><p>{}</p>", escape(title), escape(text));
     respond(status, lang, document(t, title, "", &body, false))
 }
 
@@ -129,9 +114,9 @@ fn side_step(t: &Strings, category: DocumentCategory, id: &str, required: bool) 
 <input type=\"file\" id=\"{id}\" name=\"{id}\" accept=\"{accept}\"{capture}{req} aria-describedby=\"{id}-hint {id}-msg\">\
 <img class=\"preview\" id=\"{id}-preview\" alt=\"\" hidden><progress id=\"{id}-progress\" max=\"100\" value=\"0\" aria-label=\"{progress}\" hidden></progress>\
 <p class=\"msg\" id=\"{id}-msg\" role=\"status\" aria-live=\"polite\"></p></div>",
-        label = esc(label),
-        hint = esc(hint),
-        progress = esc(t.progress),
+        label = escape(label),
+        hint = escape(hint),
+        progress = escape(t.progress),
     )
 }
 
@@ -142,10 +127,10 @@ fn after_sections(t: &Strings, checking_hidden: bool) -> String {
 <progress aria-label=\"{ct}\"></progress></section>\
 <section id=\"done\" hidden><h1 id=\"done-title\" tabindex=\"-1\">{dt}</h1><p>{dx}</p></section>",
         hidden = if checking_hidden { " hidden" } else { "" },
-        ct = esc(t.checking_title),
-        cx = esc(t.checking_text),
-        dt = esc(t.done_title),
-        dx = esc(t.done_text),
+        ct = escape(t.checking_title),
+        cx = escape(t.checking_text),
+        dt = escape(t.done_title),
+        dx = escape(t.done_text),
     )
 }
 
@@ -164,14 +149,14 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         "<form id=\"journey\" novalidate><h1 id=\"journey-title\" tabindex=\"-1\">{title}</h1><p>{intro}</p>{steps}\
 <p class=\"msg\" id=\"form-msg\" role=\"alert\"></p><button type=\"submit\" id=\"submit\">{submit}</button>\
 <p class=\"small\">{privacy}</p></form>{after}{cfg}",
-        title = esc(t.title),
-        intro = esc(intro),
-        submit = esc(t.submit),
-        privacy = esc(t.privacy),
+        title = escape(t.title),
+        intro = escape(intro),
+        submit = escape(t.submit),
+        privacy = escape(t.privacy),
         after = after_sections(t, true),
         cfg = config(t, token, journey, false),
     );
-    let head = format!("<meta name=\"csrf-token\" content=\"{}\">", esc(csrf));
+    let head = format!("<meta name=\"csrf-token\" content=\"{}\">", escape(csrf));
     respond(StatusCode::OK, lang, document(t, t.title, &head, &body, true))
 }
 
