@@ -22,13 +22,20 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
 }
 
+/// The stored status, or `expired` for a session still open past `expires_at`: the one expiry
+/// rule of the owner's view and of the journey.
+fn current_status(stored_status: &str, expires_at: &str, now: DateTime<Utc>) -> Result<VerificationStatus, RepoError> {
+    let status: VerificationStatus = stored(stored_status)?;
+    let open = matches!(status, VerificationStatus::Created | VerificationStatus::Started);
+    if open && expires_at <= crate::time::format(now).as_str() {
+        return Ok(VerificationStatus::Expired);
+    }
+    Ok(status)
+}
+
 /// The session as its owner sees it; `url` is rebuilt by the caller from the public base.
 fn build(r: RawRow, url: String, now: DateTime<Utc>) -> Result<VerificationSession, RepoError> {
-    let mut status: VerificationStatus = stored(&r.3)?;
-    let open = matches!(status, VerificationStatus::Created | VerificationStatus::Started);
-    if open && r.5 <= crate::time::format(now) {
-        status = VerificationStatus::Expired;
-    }
+    let status = current_status(&r.3, &r.5, now)?;
     Ok(VerificationSession {
         id: stored(&r.0)?,
         verification_url: url,
@@ -86,18 +93,6 @@ pub fn token_context(id: &VerificationId) -> String {
     format!("verification={id}")
 }
 
-/// The session behind a journey link, if any.
-pub fn by_token(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<VerificationSession>, RepoError> {
-    let row = c
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM verifications WHERE token_hash = ?1"),
-            [token_hash(token)],
-            raw,
-        )
-        .optional()?;
-    row.map(|r| build(r, String::new(), now)).transpose()
-}
-
 /// The files a journey asks for, by side; `back` is the only optional one.
 pub fn journey_sides(category: DocumentCategory) -> &'static [(&'static str, bool)] {
     match category {
@@ -116,7 +111,7 @@ pub struct Journey {
     pub status: VerificationStatus,
     /// Set when the customer first opens the link; `None` before.
     pub csrf_token: Option<String>,
-    /// Sides uploaded so far.
+    /// Sides uploaded so far; filled by [`open_journey`] only, for the page.
     pub uploaded: Vec<String>,
 }
 
@@ -146,19 +141,14 @@ fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: D
     let Some((id, company, category, status, expires_at, csrf_token)) = row else {
         return Ok(None);
     };
-    let mut status: VerificationStatus = stored(&status)?;
-    if matches!(status, VerificationStatus::Created | VerificationStatus::Started) && expires_at <= crate::time::format(now) {
-        status = VerificationStatus::Expired;
-    }
-    let mut stmt = c.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
-    let uploaded = stmt.query_map([&id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+    let status = current_status(&status, &expires_at, now)?;
     Ok(Some(Journey {
         id: stored(&id)?,
         company_id: stored(&company)?,
         category: stored(&category)?,
         status,
         csrf_token,
-        uploaded,
+        uploaded: Vec::new(),
     }))
 }
 
@@ -173,6 +163,10 @@ pub fn open_journey(tx: &Connection, token: &str, now: DateTime<Utc>) -> Result<
     let Some(mut journey) = journey(tx, token, now)? else {
         return Ok(None);
     };
+    let mut stmt = tx.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
+    journey.uploaded = stmt
+        .query_map([journey.id.as_str()], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
     if !journey.is_open() {
         return Ok(Some(journey));
     }
@@ -273,11 +267,9 @@ pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Resul
     if changed != 1 {
         return Err(RepoError::InvalidState("this verification link has already been used".into()));
     }
-    let front = match journey.category {
-        DocumentCategory::Identite => blob("front"),
-        DocumentCategory::Administratif => blob("document"),
-    }
-    .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has no main file"))))?;
+    // The first side of a journey is its main file (front or document), checked present above.
+    let front = blob(journey_sides(journey.category)[0].0)
+        .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has no main file"))))?;
     let job = Job::V1(JobV1 {
         company_id: journey.company_id.clone(),
         source: JobSource::Verification {
