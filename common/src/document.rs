@@ -57,6 +57,23 @@ impl FileKind {
         }
     }
 
+    /// Every kind the service accepts.
+    pub const ALL: [FileKind; 5] = [Self::Jpeg, Self::Png, Self::Webp, Self::Pdf, Self::Tiff];
+
+    /// The kind served with `content_type` (see [`FileKind::content_type`]).
+    pub fn from_content_type(content_type: &str) -> Option<FileKind> {
+        Self::ALL.into_iter().find(|kind| kind.content_type() == content_type)
+    }
+
+    /// The usual file name extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Jpeg => "jpg",
+            Self::Tiff => "tif",
+            other => other.as_str(),
+        }
+    }
+
     /// The lowercase name, as serialised.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -6,6 +6,7 @@ use super::Ctx;
 use common::blobs::{BlobError, BlobStore};
 use common::config::Config;
 use common::crypto::envelope::{EnvelopeError, MasterKeys};
+use common::document::FileKind;
 use common::domain::ImageSide;
 use common::ids::{CompanyId, ConsultationId};
 use common::store::consultations::{self, ImageRef};
@@ -120,15 +121,9 @@ fn plan(dir: &Path, id: &ConsultationId, images: Vec<(ImageSide, ImageRef)>) -> 
         .collect()
 }
 
+/// The extension of a stored content type; `bin` for one the service never stores.
 fn extension(content_type: &str) -> &'static str {
-    match content_type {
-        "image/jpeg" => "jpg",
-        "image/png" => "png",
-        "image/webp" => "webp",
-        "application/pdf" => "pdf",
-        "image/tiff" => "tif",
-        _ => "bin",
-    }
+    FileKind::from_content_type(content_type).map_or("bin", FileKind::extension)
 }
 
 /// Refuses before decrypting anything, so a refused export leaves no trace in the audit log.
