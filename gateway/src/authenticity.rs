@@ -63,7 +63,8 @@ pub fn verify(keys: &MasterKeys, segment: &str) -> Option<ConsultationId> {
     genuine.then_some(id)
 }
 
-fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
+/// The category's name, shared with the certificate so the page and the certificate say the same.
+pub fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
     match (category, lang) {
         (DocumentCategory::Identite, Lang::Fr) => "Document d’identité",
         (DocumentCategory::Identite, Lang::En) => "Identity document",
@@ -73,18 +74,18 @@ fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
 }
 
 /// The verdict in words, shared with the certificate so both say the same.
-pub fn verdict_label(verdict: Verdict, english: bool) -> &'static str {
-    match (verdict, english) {
-        (Verdict::Conforme, false) => "Conforme",
-        (Verdict::Conforme, true) => "Compliant",
-        (Verdict::SansAnomalie, false) => "Sans anomalie détectée",
-        (Verdict::SansAnomalie, true) => "No anomaly detected",
-        (Verdict::NonConforme, false) => "Non conforme",
-        (Verdict::NonConforme, true) => "Not compliant",
-        (Verdict::Suspect, false) => "Suspect",
-        (Verdict::Suspect, true) => "Suspicious",
-        (Verdict::AnalyseImpossible, false) => "Analyse impossible",
-        (Verdict::AnalyseImpossible, true) => "Analysis not possible",
+pub fn verdict_label(verdict: Verdict, lang: Lang) -> &'static str {
+    match (verdict, lang) {
+        (Verdict::Conforme, Lang::Fr) => "Conforme",
+        (Verdict::Conforme, Lang::En) => "Compliant",
+        (Verdict::SansAnomalie, Lang::Fr) => "Sans anomalie détectée",
+        (Verdict::SansAnomalie, Lang::En) => "No anomaly detected",
+        (Verdict::NonConforme, Lang::Fr) => "Non conforme",
+        (Verdict::NonConforme, Lang::En) => "Not compliant",
+        (Verdict::Suspect, Lang::Fr) => "Suspect",
+        (Verdict::Suspect, Lang::En) => "Suspicious",
+        (Verdict::AnalyseImpossible, Lang::Fr) => "Analyse impossible",
+        (Verdict::AnalyseImpossible, Lang::En) => "Analysis not possible",
     }
 }
 
@@ -201,7 +202,7 @@ The details below are those of the recorded analysis: compare them with the cert
         id = html::escape(consultation.id.as_str()),
         date = html::escape(analyzed),
         category = category_label(consultation.document_category, lang),
-        verdict = verdict_label(consultation.verdict, lang == Lang::En),
+        verdict = verdict_label(consultation.verdict, lang),
     );
     html_page(StatusCode::OK, lang, title, &body)
 }

@@ -5,8 +5,9 @@
 mod layout;
 mod qr;
 
+use crate::journey::i18n::Lang;
 use common::analysis::CheckOutcome;
-use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc};
+use common::domain::{Decision, ReviewStatus, Severity, TwoDDoc};
 use common::model::Consultation;
 use layout::{Font, Pages, MARGIN, PAGE_HEIGHT, PAGE_WIDTH};
 use lopdf::{dictionary, Object};
@@ -36,13 +37,6 @@ fn pdf_date(stored: &str) -> Object {
         None => "D:19700101000000Z".to_owned(),
     };
     Object::string_literal(text)
-}
-
-fn category(c: DocumentCategory) -> &'static str {
-    match c {
-        DocumentCategory::Identite => "Document d’identité",
-        DocumentCategory::Administratif => "Document administratif",
-    }
 }
 
 fn decision(d: Option<Decision>) -> &'static str {
@@ -163,12 +157,15 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         "Émis par Sceau, service de vérification de documents d’identité et administratifs.",
     );
     pages.space(6.0);
-    let verdict = crate::authenticity::verdict_label(c.verdict, false);
+    let verdict = crate::authenticity::verdict_label(c.verdict, Lang::Fr);
     let fields = [
         ("Consultation", c.id.to_string()),
         ("Analysé le", french_date(&c.analyzed_at)),
         ("Enregistré le", french_date(&c.created_at)),
-        ("Catégorie", category(c.document_category).to_owned()),
+        (
+            "Catégorie",
+            crate::authenticity::category_label(c.document_category, Lang::Fr).to_owned(),
+        ),
         ("Type de document", document_type(&c.document_type).to_owned()),
         ("Pays", c.document_country.clone().unwrap_or_else(|| "non déterminé".to_owned())),
     ];
@@ -251,7 +248,7 @@ Seules les vérifications effectivement réalisées y figurent.",
 mod tests {
     use super::*;
     use common::analysis::Check;
-    use common::domain::{Anomaly, Verdict};
+    use common::domain::{Anomaly, DocumentCategory, Verdict};
 
     fn sample(anomalies: usize) -> Consultation {
         Consultation {
