@@ -234,6 +234,16 @@ pub fn anomaly(code: &str) -> Option<Anomaly> {
     })
 }
 
+/// An anomaly of a catalogued code whose message adds `detail` in parentheses (`meaning (detail).`),
+/// the one form [`message_fr`] carries over; without detail, the plain meaning.
+pub fn anomaly_with_detail(code: &str, detail: &str) -> Option<Anomaly> {
+    let mut found = anomaly(code)?;
+    if !detail.is_empty() {
+        found.message = format!("{} ({detail}).", found.message.trim_end_matches('.'));
+    }
+    Some(found)
+}
+
 /// `anomaly`'s message in French: the catalogue's French meaning, with the detail the engine added
 /// to the English one (`meaning (detail).`). A code the catalogue does not hold keeps its message.
 pub fn message_fr(anomaly: &Anomaly) -> String {
@@ -287,6 +297,18 @@ mod tests {
             assert_eq!((anomaly.code.as_str(), anomaly.severity), (code, severity));
         }
         assert_eq!(anomaly("no_such_code"), None);
+    }
+
+    #[test]
+    fn details_are_written_in_the_form_the_french_message_reads() {
+        let unreadable = anomaly_with_detail("twoddoc_unreadable", "the PDF page could not be searched").unwrap();
+        assert!(
+            unreadable.message.ends_with("vectors) (the PDF page could not be searched)."),
+            "{}",
+            unreadable.message
+        );
+        assert!(message_fr(&unreadable).ends_with("vectoriel) (the PDF page could not be searched)."));
+        assert_eq!(anomaly_with_detail("document_expired", ""), anomaly("document_expired"));
     }
 
     #[test]

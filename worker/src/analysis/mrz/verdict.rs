@@ -7,7 +7,7 @@ use common::domain::Anomaly;
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
-use common::catalogue;
+use common::catalogue::anomaly_with_detail as anomaly;
 
 /// The engine's findings from one zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,16 +112,6 @@ fn unreadable_anomaly(mrz: &Mrz) -> Option<Anomaly> {
     }
     let fields: Vec<&str> = mrz.unreadable.iter().map(|f| f.as_str()).collect();
     anomaly("mrz_unreadable_field", &fields.join(", "))
-}
-
-/// The catalogue's anomaly for `code`, with `detail` added in parentheses when there is one.
-fn anomaly(code: &str, detail: &str) -> Option<Anomaly> {
-    let mut found = catalogue::anomaly(code)?;
-    if !detail.is_empty() {
-        let meaning = found.message.trim_end_matches('.');
-        found.message = format!("{meaning} ({detail}).");
-    }
-    Some(found)
 }
 
 #[cfg(test)]
