@@ -3,9 +3,9 @@
 //! wins, so a redelivered result changes nothing), writes the events of what changed to the
 //! outbox in the same transaction, and only then acks.
 
-use common::blobs::BlobStore;
+use common::blobs::{BlobError, BlobStore};
 use common::domain::{ImageSide, ItemError, ItemStatus};
-use common::ids::{BatchId, BatchItemId, ConsultationId, VerificationId};
+use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, Topic};
 use common::store::consultations::{self, NewConsultation};
@@ -175,20 +175,14 @@ impl Recorder {
         let now = chrono::Utc::now();
         let consultation_id = ConsultationId::generate(now);
         let deposit_context = batches::blob_context(&item.company_id, &item_id);
-        let mut images: Vec<(ImageSide, String, &'static str)> = Vec::new();
-        for (side, blob, kind) in &item.files {
-            let bytes = match self.blobs.get(blob, &deposit_context).await {
-                Ok(b) => b,
-                Err(e) => {
-                    self.discard(&images).await;
-                    return Err(e.into());
-                }
-            };
-            let name = BlobStore::new_name();
-            let context = consultations::image_context(&item.company_id, &consultation_id, *side);
-            self.blobs.put(&name, &context, &bytes).await?;
-            images.push((*side, name, content_type(kind)));
-        }
+        let files: Vec<_> = item
+            .files
+            .iter()
+            .map(|(side, blob, kind)| (*side, blob.as_str(), kind.as_str()))
+            .collect();
+        let images = self
+            .copy_images(&item.company_id, &consultation_id, &deposit_context, &files, false)
+            .await?;
         let stored_images = images.clone();
         let company = item.company_id.clone();
         let recorded = self
@@ -261,29 +255,16 @@ impl Recorder {
         let now = chrono::Utc::now();
         let consultation_id = ConsultationId::generate(now);
         let upload_context = verifications::upload_context(&uploads.company_id, &id);
-        let mut images: Vec<(ImageSide, String, &'static str)> = Vec::new();
-        for file in &uploads.files {
-            let bytes = match self.blobs.get(&file.blob, &upload_context).await {
-                Ok(b) => b,
-                // The result matters more than one image: a file already gone (released after a
-                // crash, or by retention) leaves the consultation without that image.
-                Err(common::blobs::BlobError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                    tracing::warn!(%id, side = %file.side, "journey file gone; the consultation has no image for it");
-                    continue;
-                }
-                Err(e) => {
-                    self.discard(&images).await;
-                    return Err(e.into());
-                }
-            };
-            let name = BlobStore::new_name();
-            let context = consultations::image_context(&uploads.company_id, &consultation_id, file.image_side);
-            if let Err(e) = self.blobs.put(&name, &context, &bytes).await {
-                self.discard(&images).await;
-                return Err(e.into());
-            }
-            images.push((file.image_side, name, content_type(&file.kind)));
-        }
+        let files: Vec<_> = uploads
+            .files
+            .iter()
+            .map(|f| (f.image_side, f.blob.as_str(), f.kind.as_str()))
+            .collect();
+        // The result matters more than one image: a file already gone (released after a crash,
+        // or by retention) leaves the consultation without that image.
+        let images = self
+            .copy_images(&uploads.company_id, &consultation_id, &upload_context, &files, true)
+            .await?;
         let stored_images = images.clone();
         let session = id.clone();
         let recorded = self
@@ -323,6 +304,42 @@ impl Recorder {
         }
     }
 
+    /// Copies `files` (side, blob, kind), encrypted under `from`, into new blobs bound to the
+    /// consultation and side, which is what the images API opens them with. On a failure the
+    /// copies made so far are deleted; with `skip_missing`, a file already gone is left out.
+    async fn copy_images(
+        &self,
+        company: &CompanyId,
+        consultation: &ConsultationId,
+        from: &str,
+        files: &[(ImageSide, &str, &str)],
+        skip_missing: bool,
+    ) -> Result<Vec<(ImageSide, String, &'static str)>, RecordError> {
+        let mut images = Vec::new();
+        for &(side, blob, kind) in files {
+            let copied = match self.blobs.get(blob, from).await {
+                Err(BlobError::Io(e)) if skip_missing && e.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(%side, "file gone; the consultation has no image for it");
+                    continue;
+                }
+                Ok(bytes) => {
+                    let name = BlobStore::new_name();
+                    let context = consultations::image_context(company, consultation, side);
+                    self.blobs.put(&name, &context, &bytes).await.map(|()| name)
+                }
+                Err(e) => Err(e),
+            };
+            match copied {
+                Ok(name) => images.push((side, name, content_type(kind))),
+                Err(e) => {
+                    self.discard(&images).await;
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(images)
+    }
+
     /// The images copied for a consultation belong to it only if the recording transaction wrote
     /// it; when another delivery recorded the result first (`Ok(false)`) or the transaction failed,
     /// they are deleted. Returns whether this delivery recorded the result.
@@ -331,17 +348,10 @@ impl Recorder {
         recorded: Result<bool, RepoError>,
         images: &[(ImageSide, String, &'static str)],
     ) -> Result<bool, RecordError> {
-        match recorded {
-            Ok(true) => Ok(true),
-            Ok(false) => {
-                self.discard(images).await;
-                Ok(false)
-            }
-            Err(e) => {
-                self.discard(images).await;
-                Err(e.into())
-            }
+        if !matches!(recorded, Ok(true)) {
+            self.discard(images).await;
         }
+        Ok(recorded?)
     }
 
     async fn discard(&self, images: &[(ImageSide, String, &'static str)]) {
