@@ -83,11 +83,7 @@ impl Pages {
 
     /// The current page's operations (for drawings placed by the caller).
     pub fn current(&mut self) -> &mut Vec<Operation> {
-        if self.pages.is_empty() {
-            self.pages.push(Vec::new());
-        }
-        let last = self.pages.len() - 1;
-        &mut self.pages[last]
+        self.pages.last_mut().expect("a layout starts with a page and never drops one")
     }
 
     /// Moves down by `points`, starting a page when the bottom margin is reached.

@@ -99,7 +99,8 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
 
 fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
     let zone_findings = mrz::findings(zone, today);
-    findings.checked(Check::MrzCheckDigits, zone.all_checks_ok() && zone.unreadable.is_empty());
+    let digits_ok = zone.all_checks_ok() && zone.unreadable.is_empty();
+    findings.checked(Check::MrzCheckDigits, digits_ok);
     if zone_findings.valid_until.is_some() {
         findings.checked(Check::DocumentValidity, !zone_findings.expired);
     }
@@ -110,7 +111,7 @@ fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
     findings.document_type = zone_findings.document_type.to_owned();
     findings.document_country = zone_findings.document_country;
     findings.holder_age = zone_findings.holder_age;
-    if zone.all_checks_ok() && zone.unreadable.is_empty() {
+    if digits_ok {
         findings.evidence = Evidence::VerifiedMrz;
     }
 }

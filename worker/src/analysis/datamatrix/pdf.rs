@@ -82,6 +82,7 @@ fn first_page_id(doc: &Document) -> Result<ObjectId, DatamatrixError> {
 }
 
 /// Width and height in points of the first page's MediaBox, `None` if the PDF or the box cannot be read.
+#[cfg(test)]
 pub(super) fn first_page_size(bytes: &[u8]) -> Option<(f64, f64)> {
     let doc = load(bytes).ok()?;
     media_box_size(&doc, first_page_id(&doc).ok()?)

@@ -72,7 +72,8 @@ pub enum RenderError {
 }
 
 /// The first page of the PDF `bytes`, rendered in grey at `options.dpi` (lower for a page over [`MAX_SIDE`]).
-/// Blocking: call it from a blocking thread.
+/// For the tests: the service renders through [`render_with_page_size`] with the size its one parse read.
+#[cfg(test)]
 pub fn render_first_page(bytes: &[u8], options: &RenderOptions) -> Result<DynamicImage, RenderError> {
     render_with_page_size(bytes, super::pdf::first_page_size(bytes), options)
 }
@@ -90,8 +91,9 @@ pub fn probe(options: &RenderOptions) -> Result<(), RenderError> {
     }
 }
 
-/// [`render_first_page`] for a page whose MediaBox (width, height in points) is already known; `None` when
-/// it is not, and pdftoppm then scales the page to [`MAX_SIDE`].
+/// The first page of the PDF `bytes`, whose MediaBox (width, height in points) is already known, rendered in
+/// grey at `options.dpi` (lower for a page over [`MAX_SIDE`]); with `None`, pdftoppm scales the page to
+/// [`MAX_SIDE`]. Blocking: call it from a blocking thread.
 pub(super) fn render_with_page_size(
     bytes: &[u8],
     page_size: Option<(f64, f64)>,
@@ -166,8 +168,6 @@ fn exit_meaning(status: ExitStatus) -> &'static str {
     }
 }
 
-/// Runs the program with no input and its output discarded (it may quote the document), killing it when
-/// `timeout` passes.
 /// The error for a program an earlier launch found missing, if it was.
 fn known_missing(program: &Path) -> Option<RenderError> {
     let missing = MISSING.lock().unwrap_or_else(PoisonError::into_inner);
@@ -179,6 +179,8 @@ fn known_missing(program: &Path) -> Option<RenderError> {
     })
 }
 
+/// Runs the program with no input and its output discarded (it may quote the document), killing it when
+/// `timeout` passes.
 fn run(program: &Path, args: &[OsString], timeout: Duration) -> Result<ExitStatus, RenderError> {
     let mut child = Command::new(program)
         .args(args)
