@@ -12,7 +12,7 @@ use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::issuer::IssuerRegister;
 use crate::analysis::text::{ocr::Ocr, VisibleText};
-use crate::analysis::twoddoc::{data_matches, TrustStore, TwoDDocFinding};
+use crate::analysis::twoddoc::{TrustStore, TwoDDocFinding};
 
 /// What is read from the page on a blocking thread, before the register (which may go online) is asked.
 pub struct PageReading {
@@ -58,26 +58,10 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
 
 /// The seal's signature, then whether its data are those printed on the page.
 fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&VisibleText>) {
-    findings.add(seal::signature_anomalies(finding));
-    findings.checked(Check::TwoDDocSignature, finding.signature_verified());
-    let data_matches = match text {
-        Some(text) => {
-            let comparison = data_matches::compare_visible(finding, text);
-            findings.checked(Check::TwoDDocData, comparison.mismatched.is_empty());
-            if !comparison.mismatched.is_empty() {
-                findings.add_code("twoddoc_data_mismatch");
-            }
-            comparison.mismatched.is_empty()
-        }
-        None => {
-            findings.add_code("visible_text_unavailable");
-            false
-        }
-    };
+    let data_matches = seal::weigh(findings, finding, text);
     if finding.signature_verified() && data_matches {
         findings.evidence = Evidence::VerifiedSeal;
     }
-    findings.two_d_doc = Some(finding.to_domain(data_matches));
     findings.document_type = finding.document_type.clone();
     findings.document_country = seal::country(&finding.header);
 }

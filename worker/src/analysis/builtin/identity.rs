@@ -12,7 +12,7 @@ use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::mrz::{self, read::read_zone, Mrz};
 use crate::analysis::text::{ocr::Ocr, VisibleText};
-use crate::analysis::twoddoc::{data_matches, TrustStore};
+use crate::analysis::twoddoc::TrustStore;
 
 /// Age of majority: below it the holder is reported as a minor (an info; `minAge` rules decide).
 const MAJORITY: u32 = 18;
@@ -67,26 +67,11 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
     }
     match reading.seal {
         SealOutcome::Read(finding) => {
-            findings.add(seal::signature_anomalies(&finding));
-            findings.checked(Check::TwoDDocSignature, finding.signature_verified());
-            let data_matches = reading
-                .seal_side_text
-                .as_ref()
-                .is_some_and(|text| data_matches::compare_visible(&finding, text).mismatched.is_empty());
-            match reading.seal_side_text {
-                Some(_) => {
-                    findings.checked(Check::TwoDDocData, data_matches);
-                    if !data_matches {
-                        findings.add_code("twoddoc_data_mismatch");
-                    }
-                }
-                None => findings.add_code("visible_text_unavailable"),
-            }
+            let data_matches = seal::weigh(&mut findings, &finding, reading.seal_side_text.as_ref());
             if !finding.signature_verified() || !data_matches {
                 // The zone alone no longer vouches for a document whose seal does not hold.
                 findings.evidence = Evidence::Nothing;
             }
-            findings.two_d_doc = Some(finding.to_domain(data_matches));
         }
         SealOutcome::NotRead(two_d_doc) => {
             findings.add(seal::not_read_anomaly(&two_d_doc));

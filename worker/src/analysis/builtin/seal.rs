@@ -1,14 +1,16 @@
 //! The 2D-Doc seal of a document: found in its pixels (or in the images of a PDF page), read, and
 //! verified against the trust store; what that means for the consultation's `twoDDoc` and anomalies.
 
+use common::analysis::Check;
 use common::domain::{Anomaly, TwoDDoc};
 
 use super::file::OpenedFile;
-use super::findings::anomaly;
+use super::findings::{anomaly, Findings};
 use crate::analysis::datamatrix::pdf::decode_in_pdf_rendered;
 use crate::analysis::datamatrix::render::RenderOptions;
 use crate::analysis::datamatrix::{self, DecodedCode};
-use crate::analysis::twoddoc::{self, SignatureStatus, TrustStore, TwoDDocError, TwoDDocFinding};
+use crate::analysis::text::VisibleText;
+use crate::analysis::twoddoc::{self, data_matches, SignatureStatus, TrustStore, TwoDDocError, TwoDDocFinding};
 
 /// What the search for a seal gave.
 pub enum SealOutcome {
@@ -48,6 +50,30 @@ fn read_first_seal(codes: &[DecodedCode], trust: &TrustStore) -> SealOutcome {
         }
     }
     outcome
+}
+
+/// Weighs a read seal: its signature, then whether its data are those printed on the page (`text`,
+/// when the visible text could be read). Records the checks, the anomalies and the consultation's
+/// `twoDDoc`; returns whether the data match. What the seal vouches for is the caller's to decide.
+pub fn weigh(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&VisibleText>) -> bool {
+    findings.add(signature_anomalies(finding));
+    findings.checked(Check::TwoDDocSignature, finding.signature_verified());
+    let data_matches = match text {
+        Some(text) => {
+            let matches = data_matches::compare_visible(finding, text).mismatched.is_empty();
+            findings.checked(Check::TwoDDocData, matches);
+            if !matches {
+                findings.add_code("twoddoc_data_mismatch");
+            }
+            matches
+        }
+        None => {
+            findings.add_code("visible_text_unavailable");
+            false
+        }
+    };
+    findings.two_d_doc = Some(finding.to_domain(data_matches));
+    data_matches
 }
 
 /// The anomalies a seal's signature status raises (a verified seal raises none, a test one an info).
