@@ -11,6 +11,7 @@ use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId, Stream};
 use super::decode::decode_in_render;
 use super::render::{self, RenderError, RenderOptions};
 use super::{decode_in_image, DatamatrixError, DecodedCode, MAX_PIXELS};
+use crate::analysis::pdf_tree::inherited_media_box;
 
 /// At most this many images of the first page are examined.
 pub const MAX_IMAGES: usize = 20;
@@ -18,8 +19,6 @@ pub const MAX_IMAGES: usize = 20;
 const MAX_FORM_DEPTH: usize = 3;
 /// Ceiling on any single decompressed stream while loading.
 const MAX_STREAM_BYTES: usize = 128 * 1024 * 1024;
-/// How many `Parent` links are followed up the page tree for an inherited MediaBox.
-const MAX_TREE_DEPTH: usize = 32;
 
 /// Every DataMatrix symbol found in the images embedded in the first page of the PDF `bytes`.
 pub fn decode_in_pdf(bytes: &[u8]) -> Result<Vec<DecodedCode>, DatamatrixError> {
@@ -91,26 +90,18 @@ pub(super) fn first_page_size(bytes: &[u8]) -> Option<(f64, f64)> {
 /// Width and height in points of a page's MediaBox, its own or inherited from the page tree; `None` when
 /// missing, malformed or empty.
 fn media_box_size(doc: &Document, page_id: ObjectId) -> Option<(f64, f64)> {
-    let mut node = doc.get_dictionary(page_id).ok()?;
-    for _ in 0..MAX_TREE_DEPTH {
-        if let Ok(value) = node.get(b"MediaBox") {
-            let (_, value) = doc.dereference(value).ok()?;
-            let corners = value.as_array().ok()?;
-            if corners.len() != 4 {
-                return None;
-            }
-            let mut v = [0f64; 4];
-            for (slot, corner) in v.iter_mut().zip(corners) {
-                let (_, corner) = doc.dereference(corner).ok()?;
-                *slot = f64::from(corner.as_float().ok()?);
-            }
-            // Corners may come in any order.
-            let (w, h) = ((v[2] - v[0]).abs(), (v[3] - v[1]).abs());
-            return (w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0).then_some((w, h));
-        }
-        node = doc.get_dictionary(node.get(b"Parent").ok()?.as_reference().ok()?).ok()?;
+    let corners = inherited_media_box(doc, page_id)?;
+    if corners.len() != 4 {
+        return None;
     }
-    None
+    let mut v = [0f64; 4];
+    for (slot, corner) in v.iter_mut().zip(corners) {
+        let (_, corner) = doc.dereference(corner).ok()?;
+        *slot = f64::from(corner.as_float().ok()?);
+    }
+    // Corners may come in any order.
+    let (w, h) = ((v[2] - v[0]).abs(), (v[3] - v[1]).abs());
+    (w.is_finite() && h.is_finite() && w > 0.0 && h > 0.0).then_some((w, h))
 }
 
 /// The decodable raster images of the first page, at most [`MAX_IMAGES`]; unsupported encodings

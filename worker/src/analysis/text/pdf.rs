@@ -20,6 +20,8 @@ use lopdf::Encoding;
 use lopdf::{Dictionary, Document, LoadOptions, Object, ObjectId};
 use thiserror::Error;
 
+use crate::analysis::pdf_tree::inherited_media_box;
+
 /// Ceiling on any single decompressed stream (object streams at load time, content streams, font maps).
 const MAX_STREAM_BYTES: usize = 32 * 1024 * 1024;
 /// Most characters kept from one page; a page of a form has a few thousand.
@@ -96,21 +98,9 @@ pub fn first_page_text(bytes: &[u8]) -> Result<String, PdfTextError> {
 
 /// The page's `/MediaBox`, inherited from the page tree if need be.
 fn media_box(doc: &Document, page_id: ObjectId) -> Option<Rect> {
-    let mut node = doc.get_dictionary(page_id).ok()?;
-    for _ in 0..32 {
-        if let Some(values) = node
-            .get(b"MediaBox")
-            .ok()
-            .and_then(|o| doc.dereference(o).ok())
-            .and_then(|(_, o)| o.as_array().ok())
-        {
-            let n: Vec<f32> = values.iter().filter_map(|v| get_number(doc, v)).collect();
-            return (n.len() == 4).then(|| Rect::spanning(&[(n[0], n[1]), (n[2], n[3])]));
-        }
-        let parent = node.get(b"Parent").ok()?.as_reference().ok()?;
-        node = doc.get_dictionary(parent).ok()?;
-    }
-    None
+    let values = inherited_media_box(doc, page_id)?;
+    let n: Vec<f32> = values.iter().filter_map(|v| get_number(doc, v)).collect();
+    (n.len() == 4).then(|| Rect::spanning(&[(n[0], n[1]), (n[2], n[3])]))
 }
 
 /// Most fonts resolved for one page.
