@@ -289,17 +289,9 @@ impl Recorder {
     /// sweeper releases whatever remains.
     async fn release_uploads(&self, id: &VerificationId, files: &[verifications::UploadedFile]) {
         for file in files {
-            if let Err(e) = self.blobs.delete(&file.blob).await {
-                tracing::error!(error = %e, "cannot delete a journey file; the sweeper will retry");
-                continue;
-            }
-            let (id, side, blob) = (id.to_string(), file.side.clone(), file.blob.clone());
-            if let Err(e) = self
-                .store
-                .write(move |tx| verifications::upload_released(tx, &id, &side, &blob))
-                .await
-            {
-                tracing::error!(error = %e, "cannot forget a released journey file; the sweeper will retry");
+            let released = crate::sweeper::release_upload(&self.store, &self.blobs, id.to_string(), file.side.clone(), file.blob.clone());
+            if let Err(e) = released.await {
+                tracing::error!(error = %e, "cannot release a journey file; the sweeper will retry");
             }
         }
     }

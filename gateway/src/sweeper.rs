@@ -60,12 +60,19 @@ pub async fn release_journey_uploads(store: &Store, blobs: &BlobStore) -> Result
         .await?;
     let count = due.len();
     for (verification, side, blob) in due {
-        blobs.delete(&blob).await?;
-        store
-            .write(move |tx| verifications::upload_released(tx, &verification, &side, &blob))
-            .await?;
+        release_upload(store, blobs, verification, side, blob).await?;
     }
     Ok(count)
+}
+
+/// Deletes one journey file, then forgets it: the blob first, so a crash in between only repeats
+/// a harmless deletion. The recorder releases a completed journey's files with it too.
+pub async fn release_upload(store: &Store, blobs: &BlobStore, verification: String, side: String, blob: String) -> Result<(), SweepError> {
+    blobs.delete(&blob).await?;
+    store
+        .write(move |tx| verifications::upload_released(tx, &verification, &side, &blob))
+        .await?;
+    Ok(())
 }
 
 /// Images older than the company's retention are deleted; they then answer `image_purged`.
