@@ -6,8 +6,8 @@ use crate::html;
 use crate::journey::i18n::Lang;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use common::crypto::envelope::MasterKeys;
@@ -107,17 +107,9 @@ fn html_page(status: StatusCode, lang: Lang, title: &str, body: &str) -> Respons
         lang = lang.code(),
         title = html::escape(title),
     );
-    let mut response = (status, Html(html)).into_response();
+    let mut response = html::page(status, lang, &CSP, html);
     let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(HeaderName::from_static("x-robots-tag"), HeaderValue::from_static("noindex"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
-    headers.insert(header::CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
-    if let Ok(csp) = HeaderValue::from_str(&CSP) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
-    }
     response
 }
 

@@ -1,5 +1,9 @@
-//! Text placed in the server-rendered pages (journey, authenticity): one escaper, so no page can
-//! forget a character.
+//! What every server-rendered page (journey, authenticity) shares: the escaper, so no page can
+//! forget a character, and the response with the headers a page for the public must carry.
+
+use crate::journey::i18n::Lang;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
 
 /// `text` escaped for HTML element content and quoted attributes.
 pub fn escape(text: &str) -> String {
@@ -15,6 +19,22 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// An HTML page in `lang`: never cached or sent as referrer, not sniffed, varying with
+/// `Accept-Language`, under the page's own Content-Security-Policy `csp`.
+pub fn page(status: StatusCode, lang: Lang, csp: &str, html: String) -> Response {
+    let mut response = (status, Html(html)).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+    h.insert(header::CONTENT_LANGUAGE, HeaderValue::from_static(lang.code()));
+    if let Ok(csp) = HeaderValue::from_str(csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    response
 }
 
 #[cfg(test)]

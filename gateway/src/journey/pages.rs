@@ -4,11 +4,11 @@
 
 use super::assets::{CSS, JS};
 use super::i18n::{Lang, Strings};
-use crate::html::escape;
+use crate::html::{self, escape};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::Response;
 use base64::Engine as _;
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::store::verifications::{self, Journey};
@@ -41,17 +41,10 @@ fn document(t: &Strings, title: &str, head_extra: &str, body: &str, script: bool
 }
 
 fn respond(status: StatusCode, lang: Lang, html: String) -> Response {
-    let mut response = (status, Html(html)).into_response();
-    let h = response.headers_mut();
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
-    h.insert(header::CONTENT_LANGUAGE, HeaderValue::from_static(lang.strings().code));
-    if let Ok(csp) = HeaderValue::from_str(content_security_policy()) {
-        h.insert(header::CONTENT_SECURITY_POLICY, csp);
-    }
+    let mut response = html::page(status, lang, content_security_policy(), html);
+    response
+        .headers_mut()
+        .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
 
