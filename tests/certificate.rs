@@ -22,11 +22,20 @@ fn poppler(tool: &str, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
-/// The text of the QR code on the first page, rendered at 150 dpi like a print scanned back.
+/// The text of the QR code on the first page, rendered at 150 dpi like a print scanned back; as a
+/// phone does with its next frame, a second look at 200 dpi when the first finds nothing (the
+/// reader misses a code now and then on a full page of text).
 fn qr_text(pdf: &Path) -> String {
+    ["150", "200"]
+        .into_iter()
+        .find_map(|dpi| qr_text_at(pdf, dpi))
+        .expect("a QR code on the certificate")
+}
+
+fn qr_text_at(pdf: &Path, dpi: &str) -> Option<String> {
     let prefix = pdf.with_extension("");
     let prefix = prefix.to_str().unwrap();
-    poppler("pdftoppm", &["-r", "150", "-png", "-singlefile", pdf.to_str().unwrap(), prefix]);
+    poppler("pdftoppm", &["-r", dpi, "-png", "-singlefile", pdf.to_str().unwrap(), prefix]);
     let page = image::open(format!("{prefix}.png")).expect("pdftoppm wrote a PNG").to_luma8();
     let (w, h) = page.dimensions();
     let source = Luma8LuminanceSource::new(page.into_raw(), w, h).expect("a luminance source");
@@ -35,11 +44,8 @@ fn qr_text(pdf: &Path) -> String {
         TryHarder: Some(true),
         ..DecodeHints::default()
     };
-    QRCodeReader
-        .decode_with_hints(&mut bitmap, &hints)
-        .expect("a QR code on the certificate")
-        .getText()
-        .to_owned()
+    let result = QRCodeReader.decode_with_hints(&mut bitmap, &hints).ok()?;
+    Some(result.getText().to_owned())
 }
 
 async fn certificate(svc: &Service, key: &str, csl: &str) -> reqwest::Response {
