@@ -75,9 +75,11 @@ pub struct Backends {
 impl Backends {
     /// Everything on SQLite, in the data dir (created with its master key when missing).
     pub async fn embedded(config: &Config) -> anyhow::Result<Backends> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", config.data_dir.display()))?;
+        common::private_fs::create_dir(&config.data_dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", config.data_dir.display()))?;
         let store = Store::open(&config.database_path())?;
         let keys = Arc::new(MasterKeys::load_or_create(&config.master_key_path())?);
+        store.apply_keyed_migrations(keys.clone()).await?;
         let blobs = BlobStore::new(config.blob_dir(), keys.clone())?;
         let queue = SqliteQueue::new(store.clone(), MAX_DELIVERIES);
         // Nothing of this process is in flight yet: whatever a previous run held is handed out again.
@@ -115,7 +117,8 @@ impl Backends {
         };
         let owns_data = matches!(role, Role::Gateway | Role::All);
         let keys = Arc::new(if owns_data {
-            std::fs::create_dir_all(&config.data_dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", config.data_dir.display()))?;
+            common::private_fs::create_dir(&config.data_dir)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", config.data_dir.display()))?;
             MasterKeys::load_or_create(&config.master_key_path())?
         } else {
             wait_for_master_key(&config.master_key_path()).await?
@@ -123,10 +126,16 @@ impl Backends {
         let blobs = BlobStore::new(config.blob_dir(), keys.clone())?;
         let store = match role {
             Role::Worker => None,
-            _ => Some(Store::open(&config.database_path())?),
+            _ => {
+                let store = Store::open(&config.database_path())?;
+                store.apply_keyed_migrations(keys.clone()).await?;
+                Some(store)
+            }
         };
         let options = AmqpOptions {
             prefetch: u16::try_from(prefetch.max(1)).unwrap_or(u16::MAX),
+            // The notifier's delivery slots, so that every one can be filled while some hang.
+            events_prefetch: Some(u16::try_from(crate::roles::notifier::settings(config)?.concurrency.max(1)).unwrap_or(u16::MAX)),
             delivery_limit: MAX_DELIVERIES,
             ..AmqpOptions::default()
         };

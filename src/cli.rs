@@ -27,6 +27,9 @@ pub enum Command {
     Admin(admin::AdminArgs),
     /// Operations of the distributed worker pool: status, drain, resume, dead letters.
     Ops(ops::OpsArgs),
+    /// Internal: the child that parses client files under memory and time limits.
+    #[command(hide = true)]
+    Sandbox(crate::sandbox::SandboxArgs),
 }
 
 #[derive(clap::Args)]
@@ -58,6 +61,8 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         Command::Notifier => run_role(config, Role::Notifier).await,
         Command::Admin(args) => admin::run(config, args).await,
         Command::Ops(args) => ops::run(config, args).await,
+        // `main` runs it before any runtime starts.
+        Command::Sandbox(_) => output::fail("the sandbox child is started by the service, not from a runtime"),
     }
 }
 

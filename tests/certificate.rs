@@ -164,8 +164,10 @@ async fn certificate_carries_a_qr_code_to_a_genuine_authenticity_page() {
         _ => "Conforme",
     };
     assert!(page.contains(&format!("<dd>{label}</dd>")), "verdict {verdict}: {page}");
-    assert!(page.contains(&consultation["analyzedAt"].as_str().unwrap()[..10]));
-    for private in ["Dupont", "Test SA", &a.id, consultation["documentType"].as_str().unwrap()] {
+    let analyzed = consultation["analyzedAt"].as_str().unwrap();
+    let (year, month, day) = (&analyzed[..4], &analyzed[5..7], &analyzed[8..10]);
+    assert!(page.contains(&format!("<dd>{day}/{month}/{year} à ")), "{page}");
+    for private in ["Dupont", "Test SA", &a.id] {
         assert!(!page.contains(private), "`{private}` on the public page");
     }
     assert!(!page.contains("http"), "no external asset: {page}");
@@ -217,4 +219,134 @@ async fn certificate_carries_a_qr_code_to_a_genuine_authenticity_page() {
         .await
         .unwrap();
     assert_eq!(r.status(), 401, "the certificate itself needs an API key");
+}
+
+/// The value printed after `label : ` on the certificate (`pdftotext -layout` puts the QR code's
+/// caption on the same line, after a run of spaces).
+fn printed(text: &str, label: &str) -> String {
+    let prefix = format!("{label} : ");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("`{label}` not printed:\n{text}"));
+    let value = &line[prefix.len()..];
+    value.split("   ").next().unwrap_or(value).trim().to_owned()
+}
+
+/// The fingerprint in the footer (`… — empreinte XXXX XXXX … — 1/1`), its spaces removed.
+fn printed_fingerprint(text: &str) -> String {
+    let (_, after) = text
+        .split_once("— empreinte ")
+        .unwrap_or_else(|| panic!("no fingerprint in the footer:\n{text}"));
+    let fingerprint: String = after.split('—').next().unwrap().chars().filter(|c| !c.is_whitespace()).collect();
+    assert_eq!(fingerprint.len(), 24, "{fingerprint}");
+    fingerprint
+}
+
+/// The page's fingerprint (the element with id `fingerprint`), its spaces removed.
+fn page_fingerprint(page: &str) -> String {
+    let (_, after) = page
+        .split_once("id=\"fingerprint\">")
+        .unwrap_or_else(|| panic!("no fingerprint on the page: {page}"));
+    after.split('<').next().unwrap().chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+async fn certificate_text(svc: &Service, key: &str, csl: &str, dir: &support::TempDir, name: &str) -> (String, String) {
+    let r = certificate(svc, key, csl).await;
+    assert_eq!(r.status(), 200);
+    let file = dir.0.join(name);
+    std::fs::write(&file, r.bytes().await.unwrap()).unwrap();
+    let text = String::from_utf8(poppler("pdftotext", &["-layout", file.to_str().unwrap(), "-"])).unwrap();
+    (text, qr_text(&file))
+}
+
+#[tokio::test]
+async fn the_authenticity_page_states_what_the_certificate_prints_and_its_fingerprint() {
+    let svc = Service::start(&[]).await;
+    let a = svc.company();
+    // A journey, so the result has a decision and waits for a review (a photo without a zone is
+    // `suspect`, hence `a_verifier`).
+    let workflow = support::journey::workflow(&svc, &a, "identite", None);
+    let (photo, selfie) = (support::png(320, 7), support::png(200, 8));
+    let files: [(&str, &[u8], &str); 2] = [("front", &photo, "image/png"), ("selfie", &selfie, "image/png")];
+    let (_, csl) = support::journey::complete(&svc, &a, &workflow, "Durand-7", &files).await;
+    let dir = support::TempDir::new("certificate-facts");
+    let (text, url) = certificate_text(&svc, &a.key, &csl, &dir, "before.pdf").await;
+    let (status, _, page) = public(&svc, &url, None).await;
+    assert_eq!(status, 200, "{page}");
+
+    // Every fact the certificate prints is on the page, in the same words.
+    for label in [
+        "Consultation",
+        "Analysé le",
+        "Enregistré le",
+        "Catégorie",
+        "Type de document",
+        "Pays",
+        "Décision",
+        "Revue humaine",
+    ] {
+        let value = printed(&text, label);
+        assert!(
+            page.contains(&format!("<dt>{label}</dt><dd>{value}</dd>")),
+            "{label} : {value} is not on the page: {page}"
+        );
+    }
+    let verdict = printed(&text, "Verdict");
+    assert!(page.contains(&format!("<dt>Verdict</dt><dd>{verdict}</dd>")), "{page}");
+    let checks: Vec<&str> = text.lines().filter_map(|l| l.trim().strip_prefix("•")).map(str::trim).collect();
+    assert!(!checks.is_empty(), "the built-in engine performs at least one check:\n{text}");
+    for check in &checks {
+        assert!(page.contains(&format!("<li>{check}</li>")), "check `{check}` missing: {page}");
+    }
+    let consultation = svc.get(&a.key, &format!("/api/v1/consultations/{csl}")).await.1;
+    let anomalies = consultation["anomalies"].as_array().unwrap();
+    assert!(!anomalies.is_empty(), "an image without a zone has a point of attention");
+    for anomaly in anomalies {
+        let code = anomaly["code"].as_str().unwrap();
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| l.ends_with(&format!("— {code}")))
+            .unwrap_or_else(|| panic!("point of attention {code} not printed:\n{text}"));
+        assert!(page.contains(&format!("<strong>{line}</strong>")), "`{line}` missing: {page}");
+    }
+    let fingerprint = printed_fingerprint(&text);
+    assert_eq!(page_fingerprint(&page), fingerprint, "the page recomputes the printed fingerprint");
+    for private in ["Durand", &a.id] {
+        assert!(!page.contains(private), "`{private}` on the public page");
+    }
+    let (_, _, english) = public(&svc, &url, Some("en")).await;
+    assert_eq!(
+        page_fingerprint(&english),
+        fingerprint,
+        "the fingerprint does not depend on the language"
+    );
+    assert!(
+        english.contains("Checks performed") && english.contains("Points of attention"),
+        "{english}"
+    );
+
+    // Settling the review changes the facts: the page says so, and still vouches for the
+    // certificate downloaded before it.
+    assert_eq!(
+        printed(&text, "Revue humaine"),
+        "En attente",
+        "this document waits for review:\n{text}"
+    );
+    svc.admin(&["review", "accept", &csl]);
+    let (_, _, settled) = public(&svc, &url, None).await;
+    assert!(settled.contains("<dt>Revue humaine</dt><dd>Acceptée</dd>"), "{settled}");
+    assert_ne!(page_fingerprint(&settled), fingerprint, "the review is part of the facts");
+    let earlier = fingerprint
+        .as_bytes()
+        .chunks(4)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(settled.contains(&earlier), "the fingerprint before the review is given: {settled}");
+    let (after, _) = certificate_text(&svc, &a.key, &csl, &dir, "after.pdf").await;
+    assert_eq!(printed(&after, "Revue humaine"), "Acceptée");
+    assert_eq!(printed_fingerprint(&after), page_fingerprint(&settled));
 }

@@ -133,10 +133,35 @@ async fn ops_endpoints_answer() {
         assert_eq!(r.status(), 200, "{path}");
         assert!(r.headers().contains_key("x-request-id"));
     }
-    let metrics = svc.http.get(svc.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("sceau_http_requests_total"), "{metrics}");
     let (s, b) = svc.get("x", "/no/such/route").await;
     assert_eq!((s, b["error"].as_str()), (404, Some("not_found")));
+}
+
+#[tokio::test]
+async fn metrics_have_their_own_listener_and_bounded_labels() {
+    let svc = Service::start(&[]).await;
+    let (s, b) = svc.get("", "/metrics").await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (404, Some("not_found")),
+        "no /metrics on the public listener"
+    );
+
+    let foobar = reqwest::Method::from_bytes(b"FOOBAR").unwrap();
+    let r = svc.http.request(foobar, svc.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), 405);
+    svc.get("", "/no/such/route/2c6a1e").await;
+
+    assert!(svc.metrics_base.starts_with("http://127.0.0.1:"), "{}", svc.metrics_base);
+    let r = svc.http.get(format!("{}/metrics", svc.metrics_base)).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let metrics = r.text().await.unwrap();
+    assert!(metrics.contains("sceau_http_requests_total"), "{metrics}");
+    assert!(metrics.contains(r#"method="other""#), "an unknown method is `other`: {metrics}");
+    assert!(!metrics.contains("FOOBAR"), "{metrics}");
+    assert!(metrics.contains(r#"route="unmatched""#), "{metrics}");
+    assert!(!metrics.contains("2c6a1e"), "an unmatched path is not a label: {metrics}");
+    assert!(metrics.contains(r#"route="/healthz""#), "{metrics}");
 }
 
 fn fill_params(path: &str) -> String {
@@ -183,7 +208,7 @@ async fn openapi_document_matches_the_running_router() {
             }
         }
     }
-    assert_eq!(operations, 22, "every operation of the route table is documented");
+    assert_eq!(operations, 21, "every operation of the route table is documented");
 }
 
 #[tokio::test]
@@ -201,4 +226,32 @@ async fn ops_dead_letters_answer_in_both_modes() {
             "{cmd:?}"
         );
     }
+}
+
+/// Journey and authenticity links go out to customers carrying their tokens: a public URL on
+/// plain http to another host is a configuration mistake, refused before anything starts.
+#[tokio::test]
+async fn serve_refuses_a_plain_http_public_url() {
+    let dir = support::TempDir::new("public-url");
+    let child = tokio::process::Command::new(support::BIN)
+        .arg("serve")
+        .current_dir(&dir.0)
+        .env("SCEAU_DATA_DIR", dir.0.join("data"))
+        .env("SCEAU_LISTEN", "127.0.0.1:0")
+        .env("SCEAU_PUBLIC_URL", "http://example.com")
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // A service that starts anyway never exits: bound the wait so that failure is reported.
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("sceau serve started with a plain http public URL")
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("SCEAU_PUBLIC_URL") && err.contains("https"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! `docker-compose.yml` cannot run here (no Docker engine), so it is kept correct by construction:
 //! every command it runs exists in the CLI, every `SCEAU_*` variable it sets is a setting the
-//! service accepts with that value, and the roles share the data volume where the config says.
+//! service accepts with that value, the roles share the data volume where the config says, and
+//! the master key is a Compose secret mounted outside that volume.
 
 use std::process::Command;
 use yaml_rust2::{Yaml, YamlLoader};
@@ -77,4 +78,59 @@ fn compose_runs_the_roles_with_settings_the_binary_accepts() {
     }
     let dockerfile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile")).expect("Dockerfile");
     assert!(dockerfile.contains("--bin sceau") && dockerfile.contains("ENTRYPOINT [\"sceau\"]"));
+}
+
+/// Where a service's secret lands: `/run/secrets/<target>` (or an absolute target), the secret's
+/// name when no target is given.
+fn secret_path(entry: &Yaml) -> (String, String) {
+    match entry {
+        Yaml::String(name) => (name.clone(), format!("/run/secrets/{name}")),
+        _ => {
+            let source = entry["source"].as_str().expect("a secret source").to_owned();
+            let target = entry["target"].as_str().unwrap_or(&source).to_owned();
+            let path = if target.starts_with('/') {
+                target
+            } else {
+                format!("/run/secrets/{target}")
+            };
+            (source, path)
+        }
+    }
+}
+
+#[test]
+fn compose_mounts_the_master_key_as_a_secret_outside_the_data_volume() {
+    let doc = compose();
+    let secrets = doc["secrets"].as_hash().expect("top-level secrets");
+    for role in ["gateway", "worker", "notifier"] {
+        let service = merged(&doc["services"][role]);
+        let get = |k: &str| service.get(&Yaml::String(k.into())).cloned().unwrap_or(Yaml::BadValue);
+        let mut config = common::config::Config::default();
+        for (k, v) in get("environment").as_hash().expect("environment") {
+            config
+                .set(k.as_str().expect("name"), v.as_str().expect("value"))
+                .expect("a valid setting");
+        }
+        let key = config.master_key_path().display().to_string();
+        assert!(
+            !config.master_key_path().starts_with(&config.data_dir),
+            "{role}: the master key ({key}) is not on the data volume"
+        );
+        let mounted = get("secrets")
+            .as_vec()
+            .unwrap_or_else(|| panic!("{role} has secrets"))
+            .iter()
+            .map(secret_path)
+            .find(|(_, path)| *path == key);
+        let (source, _) = mounted.unwrap_or_else(|| panic!("{role}: SCEAU_MASTER_KEY_FILE ({key}) is a mounted secret"));
+        let file = secrets
+            .get(&Yaml::String(source.clone()))
+            .and_then(|s| s["file"].as_str())
+            .unwrap_or_else(|| panic!("secret {source} comes from a file"));
+        assert!(!file.is_empty(), "{source}");
+        for volume in strings(&get("volumes")) {
+            let target = volume.split(':').nth(1).unwrap_or(&volume);
+            assert!(!key.starts_with(target), "{role}: the key is under the volume {volume}");
+        }
+    }
 }

@@ -192,3 +192,40 @@ async fn another_companys_ids_answer_not_found_everywhere() {
     // Company A's batch is untouched.
     assert_eq!(svc.get(&a.key, &format!("/api/v1/batches/{open}")).await.1["status"], "open");
 }
+
+/// Images and certificates are client-supplied or client-derived files: a browser that opens a
+/// download link must save them, never sniff or render them in the API's origin.
+#[tokio::test]
+async fn downloads_are_sandboxed_attachments_with_a_safe_name() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let (_, done) = processed_batch(&svc, &co.key, 1).await;
+    let mut seen = HashSet::new();
+    for item in done["items"].as_array().unwrap() {
+        let csl = item["consultationId"].as_str().unwrap();
+        let (_, consultation) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}")).await;
+        let category = consultation["documentCategory"].as_str().unwrap().to_owned();
+        let extension = if category == "identite" { "png" } else { "pdf" };
+        for (path, filename) in [
+            (
+                format!("/api/v1/consultations/{csl}/images/recto"),
+                format!("{csl}-recto.{extension}"),
+            ),
+            (format!("/api/v1/consultations/{csl}/certificate"), format!("{csl}-certificate.pdf")),
+        ] {
+            let r = svc.http.get(svc.url(&path)).bearer_auth(&co.key).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{path}");
+            let h = r.headers();
+            let header = |name: &str| h.get(name).map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"), "{path}");
+            assert_eq!(header("content-security-policy").as_deref(), Some("sandbox"), "{path}");
+            assert_eq!(
+                header("content-disposition"),
+                Some(format!("attachment; filename=\"{filename}\"")),
+                "{path}"
+            );
+        }
+        seen.insert(category);
+    }
+    assert_eq!(seen.len(), 2, "an identity photo and an administrative PDF: {seen:?}");
+}

@@ -56,3 +56,42 @@ async fn a_session_is_created_read_back_and_its_link_answers_a_page() {
 fn chrono_like(s: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(s).unwrap().timestamp()
 }
+
+/// A read-only key is for dashboards and reporting: the link it could read would let its holder
+/// upload documents in the customer's name, so it never gets one.
+#[tokio::test]
+async fn a_read_only_key_never_receives_the_link() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite"]);
+    let (s, session) = svc.post(&co.key, "/api/v1/verifications", json!({ "workflowId": wf["id"] })).await;
+    assert_eq!(s, 201, "{session}");
+    let path = format!("/api/v1/verifications/{}", session["id"].as_str().unwrap());
+    let rk = svc.admin(&["key", "create", "--company", &co.id, "--read-only"]);
+
+    let (s, read) = svc.get(rk["key"].as_str().unwrap(), &path).await;
+    assert_eq!(s, 200, "{read}");
+    assert_eq!(read["status"], "created");
+    assert_eq!(read["verificationUrl"], json!(null), "{read}");
+    // The full key still gets it while the session is untouched.
+    assert_eq!(svc.get(&co.key, &path).await.1["verificationUrl"], session["verificationUrl"]);
+}
+
+/// Once the customer has opened the link, the session is theirs: the API never hands the link out
+/// again, to any key, so a leaked or replayed API response cannot join a journey in progress.
+#[tokio::test]
+async fn the_link_is_not_served_again_once_the_journey_started() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite"]);
+    let (_, session) = svc.post(&co.key, "/api/v1/verifications", json!({ "workflowId": wf["id"] })).await;
+    let url = session["verificationUrl"].as_str().unwrap();
+    let path = format!("/api/v1/verifications/{}", session["id"].as_str().unwrap());
+
+    let page = svc.http.get(url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let (s, read) = svc.get(&co.key, &path).await;
+    assert_eq!(s, 200, "{read}");
+    assert_eq!(read["status"], "started");
+    assert_eq!(read["verificationUrl"], json!(null), "{read}");
+}

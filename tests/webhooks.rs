@@ -145,3 +145,90 @@ async fn private_destinations_are_refused_unless_allow_listed() {
     );
     assert!(!refused.status.success());
 }
+
+/// Every event row carries its URL: a webhook URL is at most 2,048 characters wherever it is set.
+#[tokio::test]
+async fn webhook_urls_longer_than_2048_characters_are_refused() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let base = "https://hooks.example.com/";
+    let at_limit = format!("{base}{}", "a".repeat(2048 - base.len()));
+    let over = format!("{at_limit}a");
+
+    let (s, b) = svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": at_limit })).await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = svc.post(&co.key, "/api/v1/batches", json!({ "webhookUrl": over })).await;
+    assert_eq!(
+        (s, b["error"].as_str(), b["field"].as_str()),
+        (400, Some("invalid_request"), Some("webhookUrl")),
+        "{b}"
+    );
+
+    let create = |url: &str| {
+        svc.admin_raw(
+            &[
+                "workflow",
+                "create",
+                "--company",
+                &co.id,
+                "--name",
+                "W",
+                "--category",
+                "identite",
+                "--webhook-url",
+                url,
+            ],
+            false,
+        )
+    };
+    assert!(create(&at_limit).status.success());
+    let refused = create(&over);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("longer than 2048 characters"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
+
+#[tokio::test]
+async fn a_hanging_receiver_does_not_hold_up_another_companys_webhooks() {
+    let svc = Service::start(&[]).await;
+    let (a, b) = (svc.company(), svc.company());
+    let hanging = Receiver::start_holding(&a.secret).await;
+    let fast = Receiver::start(&b.secret, &[]).await;
+    let wf_a = workflow_with_hook(&svc, &a.id, &hanging.url);
+    let wf_b = workflow_with_hook(&svc, &b.id, &fast.url);
+    // More of A's events than the notifier has delivery slots, then B's.
+    for _ in 0..10 {
+        svc.admin(&["workflow", "test-webhook", wf_a["id"].as_str().unwrap()]);
+    }
+    hanging.wait_for(1, WAIT).await;
+    let sent: Vec<String> = (0..3)
+        .map(|_| {
+            svc.admin(&["workflow", "test-webhook", wf_b["id"].as_str().unwrap()])["eventId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let got = fast.wait_for(sent.len(), WAIT).await;
+    let held = hanging.held();
+    assert_eq!(held.ended, 0, "B's events all arrived while A's requests were still open: {held:?}");
+    assert!(
+        held.open >= 1 && held.max_open <= 2,
+        "A's destination holds at most its share: {held:?}"
+    );
+    let mut ids: Vec<String> = got.iter().map(|r| r.id.clone()).collect();
+    ids.sort();
+    let mut sent = sent;
+    sent.sort();
+    assert_eq!(ids, sent);
+
+    // Released, A's receiver gets every event it was sent.
+    hanging.release();
+    support::eventually(Duration::from_secs(90), "A's events are all delivered", || async {
+        let list = svc.admin(&["webhook", "list", "--company", &a.id]);
+        let events = list["data"].as_array().unwrap();
+        events.len() == 10 && events.iter().all(|e| e["status"] == "delivered")
+    })
+    .await;
+}

@@ -15,6 +15,19 @@ pub enum BlobError {
     BadName,
 }
 
+impl BlobError {
+    /// The file system is full (or the quota reached): an outage, not a bug; the same write
+    /// succeeds once space is back.
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(self, BlobError::Io(e) if is_out_of_space(e))
+    }
+}
+
+/// ENOSPC or EDQUOT.
+pub fn is_out_of_space(error: &std::io::Error) -> bool {
+    matches!(error.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
+}
+
 #[derive(Clone)]
 pub struct BlobStore {
     root: PathBuf,
@@ -23,7 +36,7 @@ pub struct BlobStore {
 
 impl BlobStore {
     pub fn new(root: PathBuf, keys: Arc<MasterKeys>) -> std::io::Result<Self> {
-        std::fs::create_dir_all(&root)?;
+        crate::private_fs::create_dir(&root)?;
         Ok(Self { root, keys })
     }
 
@@ -39,7 +52,8 @@ impl BlobStore {
         Ok(self.root.join(&name[..2]).join(name))
     }
 
-    /// Encrypts and writes durably (temp file, fsync, rename).
+    /// Encrypts and writes durably (temp file, fsync, rename). On a failure (a full disk) nothing
+    /// is left behind: the temporary file is removed.
     pub async fn put(&self, name: &str, context: &str, plaintext: &[u8]) -> Result<(), BlobError> {
         let path = self.path(name)?;
         let sealed = self.keys.seal(context, plaintext);
@@ -66,10 +80,47 @@ impl BlobStore {
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("blob path has no parent"))?;
-    std::fs::create_dir_all(dir)?;
+    crate::private_fs::create_dir(dir)?;
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
+    let written = crate::private_fs::file_options().open(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    });
+    if written.is_err() {
+        // Removing frees the space a partial write took; a file never created is not an error.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enospc_and_edquot_are_out_of_space() {
+        for (errno, full) in [(28, true), (122, true), (13, false), (5, false)] {
+            let error = BlobError::Io(std::io::Error::from_raw_os_error(errno));
+            assert_eq!(error.is_out_of_space(), full, "errno {errno}");
+        }
+        assert!(!BlobError::BadName.is_out_of_space());
+    }
+
+    /// A write that fails leaves no temporary file behind (here the rename fails: the target is a
+    /// directory, which is not empty).
+    #[test]
+    fn a_failed_write_leaves_nothing() {
+        let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
+        let target = dir.join("ab").join("abcdef");
+        std::fs::create_dir_all(target.join("occupied")).unwrap();
+        assert!(write_atomically(&target, b"sealed bytes").is_err());
+        let left: Vec<_> = std::fs::read_dir(dir.join("ab"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["abcdef"], "only the directory that was there");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

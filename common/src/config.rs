@@ -17,6 +17,8 @@ pub struct Config {
     /// Database, blobs and master key live here.
     pub data_dir: PathBuf,
     pub listen: SocketAddr,
+    /// Where `/metrics` is served, apart from the public listener (loopback by default).
+    pub metrics_listen: SocketAddr,
     /// Base of journey and authenticity links; defaults to `http://<listen>`.
     pub public_url: Option<String>,
     pub master_key_file: Option<PathBuf>,
@@ -52,6 +54,9 @@ pub struct Config {
     pub external_engine_timeout: Duration,
     /// Longest an engine may spend on one document before the attempt counts as an engine failure.
     pub analysis_timeout: Duration,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (rate limits, audit log); empty:
+    /// the header is ignored and the TCP peer is the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// A credential read from the configuration: usable, never printed by `Debug`.
@@ -76,6 +81,7 @@ impl std::fmt::Debug for SecretString {
 struct FileConfig {
     data_dir: Option<PathBuf>,
     listen: Option<String>,
+    metrics_listen: Option<String>,
     public_url: Option<String>,
     master_key_file: Option<PathBuf>,
     workers: Option<usize>,
@@ -97,6 +103,7 @@ struct FileConfig {
     external_engine_token: Option<String>,
     external_engine_timeout_ms: Option<u64>,
     analysis_timeout_seconds: Option<u64>,
+    trusted_proxies: Option<String>,
 }
 
 pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
@@ -106,6 +113,7 @@ impl Default for Config {
         Self {
             data_dir: PathBuf::from("./data"),
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            metrics_listen: SocketAddr::from(([127, 0, 0, 1], 9464)),
             public_url: None,
             master_key_file: None,
             workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
@@ -127,6 +135,7 @@ impl Default for Config {
             external_engine_token: None,
             external_engine_timeout: Duration::from_secs(10),
             analysis_timeout: Duration::from_secs(120),
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -144,6 +153,51 @@ fn parse_bool(name: &str, value: &str) -> Result<bool, ConfigError> {
         "0" | "false" | "no" | "off" | "" => Ok(false),
         _ => Err(ConfigError(format!("{name}={value:?} is not a boolean"))),
     }
+}
+
+/// The public URL carries journey tokens to customers and the engine URL carries their documents:
+/// plain http is accepted only to this machine (127.0.0.0/8, ::1, localhost), for development and
+/// a TLS proxy on the same host. The value is not echoed: it may hold a credential.
+fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(value).map_err(|_| ConfigError(format!("{key} is not an absolute URL")))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(ConfigError(format!(
+            "{key} must use https; plain http is accepted only on a loopback host (127.0.0.0/8, ::1, localhost)"
+        ))),
+    }
+}
+
+/// Comma-separated CIDRs (a bare address is one host). Host bits set under the prefix are refused:
+/// `10.0.0.1/8` is more likely a typo than a wish to trust all of 10/8.
+fn parse_cidrs(key: &str, v: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let net = match c.parse::<ipnet::IpNet>() {
+                Ok(net) => net,
+                Err(_) => c
+                    .parse::<std::net::IpAddr>()
+                    .map(ipnet::IpNet::from)
+                    .map_err(|_| ConfigError(format!("{key}: {c:?} is not a CIDR (such as 10.0.0.0/8 or fd00::/8)")))?,
+            };
+            if net.trunc() != net {
+                return Err(ConfigError(format!(
+                    "{key}: {c:?} has host bits set; did you mean {}?",
+                    net.trunc()
+                )));
+            }
+            Ok(net)
+        })
+        .collect()
 }
 
 fn split_hosts(s: &str) -> Vec<String> {
@@ -173,6 +227,8 @@ impl Config {
             }
         };
         set("SCEAU_LISTEN", f.listen)?;
+        set("SCEAU_METRICS_LISTEN", f.metrics_listen)?;
+        set("SCEAU_PUBLIC_URL", f.public_url)?;
         set("SCEAU_WEBHOOK_ALLOW_HOSTS", f.webhook_allow_hosts)?;
         set("SCEAU_WORKERS", f.workers.map(|w| w.to_string()))?;
         set("SCEAU_VOLUME_LIMIT_BYTES", f.volume_limit_bytes.map(|w| w.to_string()))?;
@@ -188,10 +244,10 @@ impl Config {
             f.external_engine_timeout_ms.map(|w| w.to_string()),
         )?;
         set("SCEAU_ANALYSIS_TIMEOUT_SECONDS", f.analysis_timeout_seconds.map(|w| w.to_string()))?;
+        set("SCEAU_TRUSTED_PROXIES", f.trusted_proxies)?;
         if let Some(v) = f.data_dir {
             self.data_dir = v;
         }
-        self.public_url = f.public_url.or(self.public_url.take());
         self.master_key_file = f.master_key_file.or(self.master_key_file.take());
         self.retry_schedule = f.retry_schedule.or(self.retry_schedule.take());
         self.amqp_url = f.amqp_url.or(self.amqp_url.take());
@@ -212,6 +268,7 @@ impl Config {
         for key in [
             "SCEAU_DATA_DIR",
             "SCEAU_LISTEN",
+            "SCEAU_METRICS_LISTEN",
             "SCEAU_PUBLIC_URL",
             "SCEAU_MASTER_KEY_FILE",
             "SCEAU_WORKERS",
@@ -233,6 +290,7 @@ impl Config {
             "SCEAU_EXTERNAL_ENGINE_TOKEN",
             "SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS",
             "SCEAU_ANALYSIS_TIMEOUT_SECONDS",
+            "SCEAU_TRUSTED_PROXIES",
         ] {
             if let Some(v) = get(key) {
                 self.set(key, &v)?;
@@ -247,7 +305,12 @@ impl Config {
         match key {
             "SCEAU_DATA_DIR" => self.data_dir = PathBuf::from(v),
             "SCEAU_LISTEN" => self.listen = parse(key, v)?,
-            "SCEAU_PUBLIC_URL" => self.public_url = non_empty(v).map(|u| u.trim_end_matches('/').to_owned()),
+            "SCEAU_METRICS_LISTEN" => self.metrics_listen = parse(key, v)?,
+            "SCEAU_PUBLIC_URL" => {
+                let url = non_empty(v).map(|u| u.trim_end_matches('/').to_owned());
+                url.as_deref().map_or(Ok(()), |u| https_unless_loopback(key, u))?;
+                self.public_url = url;
+            }
             "SCEAU_MASTER_KEY_FILE" => self.master_key_file = non_empty(v).map(PathBuf::from),
             "SCEAU_WORKERS" => {
                 self.workers = parse(key, v)?;
@@ -269,10 +332,15 @@ impl Config {
             "SCEAU_TESSERACT" => self.tesseract = non_empty(v).map_or_else(|| PathBuf::from("tesseract"), PathBuf::from),
             "SCEAU_ISSUER_REGISTER_FILE" => self.issuer_register_file = non_empty(v).map(PathBuf::from),
             "SCEAU_ISSUER_REGISTER_URL" => self.issuer_register_url = non_empty(v).map(|u| u.trim_end_matches('/').to_owned()),
-            "SCEAU_EXTERNAL_ENGINE_URL" => self.external_engine_url = non_empty(v),
+            "SCEAU_EXTERNAL_ENGINE_URL" => {
+                let url = non_empty(v);
+                url.as_deref().map_or(Ok(()), |u| https_unless_loopback(key, u))?;
+                self.external_engine_url = url;
+            }
             "SCEAU_EXTERNAL_ENGINE_TOKEN" => self.external_engine_token = non_empty(v).map(SecretString),
             "SCEAU_EXTERNAL_ENGINE_TIMEOUT_MS" => self.external_engine_timeout = Duration::from_millis(parse::<u64>(key, v)?.max(1)),
             "SCEAU_ANALYSIS_TIMEOUT_SECONDS" => self.analysis_timeout = Duration::from_secs(parse::<u64>(key, v)?.max(1)),
+            "SCEAU_TRUSTED_PROXIES" => self.trusted_proxies = parse_cidrs(key, v)?,
             _ => return Err(ConfigError(format!("unknown setting {key}"))),
         }
         Ok(())
@@ -314,6 +382,16 @@ mod tests {
     }
 
     #[test]
+    fn metrics_listen_on_loopback_unless_told_otherwise() {
+        assert_eq!(Config::default().metrics_listen, SocketAddr::from(([127, 0, 0, 1], 9464)));
+        let mut c = Config::default();
+        c.set("SCEAU_METRICS_LISTEN", "127.0.0.1:0").unwrap();
+        assert_eq!(c.metrics_listen.port(), 0);
+        let err = c.set("SCEAU_METRICS_LISTEN", "everywhere").unwrap_err();
+        assert!(err.to_string().contains("SCEAU_METRICS_LISTEN"));
+    }
+
+    #[test]
     fn file_config_is_read() {
         let f: FileConfig = toml::from_str("workers = 2\nlisten = \"127.0.0.1:9000\"").unwrap();
         let mut c = Config::default();
@@ -341,5 +419,77 @@ mod tests {
         assert_eq!(c.analysis_timeout, Duration::from_secs(30));
         assert!(!format!("{c:?}").contains("tok_very_secret"));
         assert!(Config::default().set("SCEAU_ANALYSIS_TIMEOUT_SECONDS", "soon").is_err());
+    }
+
+    #[test]
+    fn public_and_engine_urls_must_be_https_except_on_loopback() {
+        for key in ["SCEAU_PUBLIC_URL", "SCEAU_EXTERNAL_ENGINE_URL"] {
+            for fine in [
+                "https://sceau.example.com",
+                "https://10.0.0.4:8443/v1/analyse",
+                "http://127.0.0.1:8080",
+                "http://127.9.8.7:1/x",
+                "http://[::1]:9000/",
+                "http://localhost:8080",
+                "http://LocalHost./",
+            ] {
+                assert!(Config::default().set(key, fine).is_ok(), "{key}={fine}");
+            }
+            for refused in [
+                "http://example.com",
+                "http://10.0.0.4:8080",
+                "http://[::2]/",
+                "http://localhost.example.com/",
+                "http://127.0.0.1.example.com/",
+                "http://127.0.0.1@example.com/",
+                "ftp://127.0.0.1/",
+                "sceau.example.com",
+            ] {
+                let err = Config::default().set(key, refused).expect_err(refused).to_string();
+                assert!(err.contains(key), "{err}");
+                assert_eq!(err.lines().count(), 1, "{err}");
+            }
+        }
+        let err = Config::default()
+            .set("SCEAU_PUBLIC_URL", "http://u:hunter2@example.com")
+            .unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "a credential in the URL is not echoed: {err}");
+        // An empty value still means unset.
+        assert!(Config::default().set("SCEAU_PUBLIC_URL", "").is_ok());
+    }
+
+    #[test]
+    fn the_file_public_url_is_checked_too() {
+        let f: FileConfig = toml::from_str("public_url = \"http://sceau.example.com\"").unwrap();
+        let err = Config::default().apply_file(f).unwrap_err();
+        assert!(err.to_string().contains("SCEAU_PUBLIC_URL"), "{err}");
+        let f: FileConfig = toml::from_str("public_url = \"https://sceau.example.com/\"").unwrap();
+        let mut c = Config::default();
+        c.apply_file(f).unwrap();
+        assert_eq!(c.public_url.as_deref(), Some("https://sceau.example.com"));
+    }
+
+    #[test]
+    fn trusted_proxies_are_cidrs() {
+        assert!(Config::default().trusted_proxies.is_empty(), "no proxy is trusted by default");
+        let mut c = Config::default();
+        c.set("SCEAU_TRUSTED_PROXIES", " 10.0.0.0/8, 127.0.0.1 ,fd00::/8,").unwrap();
+        let shown: Vec<String> = c.trusted_proxies.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+        c.set("SCEAU_TRUSTED_PROXIES", "").unwrap();
+        assert!(c.trusted_proxies.is_empty());
+        for (refused, says) in [
+            ("10.0.0.0/33", "not a CIDR"),
+            ("proxy.example", "not a CIDR"),
+            ("10.0.0.1/8", "did you mean 10.0.0.0/8"),
+        ] {
+            let err = Config::default().set("SCEAU_TRUSTED_PROXIES", refused).unwrap_err().to_string();
+            assert!(err.contains("SCEAU_TRUSTED_PROXIES") && err.contains(says), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        let f: FileConfig = toml::from_str("trusted_proxies = \"192.168.0.0/16\"").unwrap();
+        let mut c = Config::default();
+        c.apply_file(f).unwrap();
+        assert_eq!(c.trusted_proxies.len(), 1);
     }
 }

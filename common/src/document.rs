@@ -20,7 +20,7 @@ pub const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
 const MAX_TIFF_IFDS: u32 = 1000;
 
 /// Why a deposited file cannot be used. Messages are one sentence and never quote the file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum DocumentError {
     #[error("the document is not valid base64")]
     InvalidBase64,
@@ -157,13 +157,19 @@ fn is_tiff_magic(bytes: &[u8]) -> bool {
 /// any line breaks or spaces inside, padded or not.
 pub fn decode_base64_document(input: &str) -> Result<Vec<u8>, DocumentError> {
     let payload = strip_data_url(input.trim_start())?;
-    let compact = without_ascii_whitespace(payload);
-    if compact.is_empty() {
+    // Most clients send one unbroken line: decode it where it lies, without a compacted copy.
+    let wrapped = payload.bytes().any(|b| b.is_ascii_whitespace());
+    let compact;
+    let encoded = if wrapped {
+        compact = without_ascii_whitespace(payload);
+        compact.as_slice()
+    } else {
+        payload.as_bytes()
+    };
+    if encoded.is_empty() {
         return Err(DocumentError::Empty);
     }
-    let bytes = STANDARD_PAD_INDIFFERENT
-        .decode(&compact)
-        .map_err(|_| DocumentError::InvalidBase64)?;
+    let bytes = STANDARD_PAD_INDIFFERENT.decode(encoded).map_err(|_| DocumentError::InvalidBase64)?;
     if bytes.is_empty() {
         return Err(DocumentError::Empty);
     }
@@ -207,6 +213,18 @@ pub fn page_count(kind: FileKind, bytes: &[u8]) -> Result<u32, DocumentError> {
             Ok(1)
         }
     }
+}
+
+/// [`page_count`] run in a sandbox child (see [`crate::sandbox`]): how the gateway counts a PDF's
+/// pages without parsing it in its own process.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct PageCountTask {
+    pub kind: FileKind,
+}
+
+impl crate::sandbox::Task for PageCountTask {
+    const NAME: &'static str = "page-count";
+    type Output = Result<u32, DocumentError>;
 }
 
 /// Decodes an image (the first page of a TIFF) within the limits above. Oversized images are
@@ -269,6 +287,7 @@ fn image_error(kind: FileKind, error: &image::ImageError) -> DocumentError {
 }
 
 fn pdf_page_count(bytes: &[u8]) -> Result<u32, DocumentError> {
+    crate::pdf_prescan::check_object_streams(bytes).map_err(|e| DocumentError::TooLarge(e.to_string()))?;
     let unreadable = || DocumentError::Unreadable("the PDF is corrupt or encrypted".to_owned());
     // lopdf is not hardened against every malformed file; a panic there must not take the caller
     // (a request handler or a worker slot) with it.
@@ -464,6 +483,12 @@ mod tests {
             page_count(FileKind::Pdf, b"%PDF-1.7\nnothing else"),
             Err(DocumentError::Unreadable(_))
         ));
+    }
+
+    #[test]
+    fn a_pdf_bomb_is_refused_before_lopdf_sees_it() {
+        let bomb = crate::test_fixtures::bombs::pdf_bomb_20k();
+        assert!(matches!(page_count(FileKind::Pdf, &bomb), Err(DocumentError::TooLarge(_))));
     }
 
     #[test]

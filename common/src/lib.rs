@@ -12,9 +12,12 @@ pub mod domain;
 pub mod ids;
 pub mod messages;
 pub mod model;
+pub mod pdf_prescan;
 pub mod postal;
+pub mod private_fs;
 pub mod queue;
 pub mod redis;
+pub mod sandbox;
 pub mod store;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-fixtures"))]

@@ -89,6 +89,14 @@ pub struct EventDelivery {
     pub body: String,
     /// 1 for the first attempt.
     pub attempt: u32,
+    /// Times the notifier put this attempt back because its destination had all its delivery
+    /// slots taken; it spaces the next looks, and is not an attempt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferrals: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Outcome of one delivery attempt, for the delivery log and dead letters.

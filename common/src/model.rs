@@ -55,7 +55,9 @@ pub struct Company {
 #[serde(rename_all = "camelCase")]
 pub struct VerificationSession {
     pub id: VerificationId,
-    pub verification_url: String,
+    /// The link for the customer: `None` once the session has left `created` and for a
+    /// read-only key (see the gateway's `serves_link`).
+    pub verification_url: Option<String>,
     pub external_ref: Option<String>,
     pub workflow_id: WorkflowId,
     pub expires_at: String,

@@ -5,6 +5,8 @@
 //! Compiled for this crate's tests and, through the `test-fixtures` feature, for the tests of the
 //! crates that list it in their dev-dependencies; never in the service.
 
+pub mod bombs;
+
 use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream};
 
 /// An A4 page: 595 × 842 points.

@@ -1,5 +1,7 @@
-//! Authentication: `Authorization: Bearer <key>` on every API call. A read-only key may only GET.
+//! Authentication: `Authorization: Bearer <key>` on every API call. A read-only key may only GET;
+//! an address that keeps presenting wrong keys is throttled (`rate_limited`) before any lookup.
 
+use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::FromRequestParts;
@@ -20,45 +22,74 @@ pub struct Caller {
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
+    /// Failed attempts are throttled per client address, and a throttled address is refused before
+    /// its key is even looked up, whatever the key: were a good key let through, the throttle would
+    /// still answer each guess (429 for a wrong key, 200 for a right one) and stop nothing.
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .map(str::trim)
-            .ok_or_else(ApiError::invalid_api_key)?
-            .to_owned();
-        if PresentedKey::parse(&token).is_none() {
-            return Err(ApiError::invalid_api_key());
+        let address = ClientAddr::of(&parts.extensions, &parts.headers, &state.trusted_proxies).limit_key();
+        let failures = &state.edge_limits.key_failures;
+        if let Some(address) = &address {
+            failures.peek(address).map_err(ApiError::rate_limited)?;
         }
-        let owner = state
-            .store
-            .read(move |c| {
-                let presented = PresentedKey::parse(&token).ok_or(common::store::RepoError::NotFound)?;
-                api_keys::authenticate(c, &presented)
-            })
-            .await?
-            .ok_or_else(ApiError::invalid_api_key)?;
-        let safe = matches!(parts.method, Method::GET | Method::HEAD);
-        if owner.read_only && !safe {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "read_only_key",
-                "A read-only key can only call GET operations.",
-            ));
+        match authenticate(parts, state).await {
+            Ok(caller) => Ok(caller),
+            Err(Refusal::WrongKey) => {
+                if let Some(address) = &address {
+                    failures.charge(address);
+                }
+                Err(ApiError::invalid_api_key())
+            }
+            Err(Refusal::Other(error)) => Err(error),
         }
-        Ok(Caller {
-            company_id: owner.company_id,
-            key_prefix: owner.prefix,
-            read_only: owner.read_only,
-        })
     }
 }
 
-/// The client address, for the audit log.
-pub fn client_ip(parts_ext: &axum::http::Extensions) -> Option<String> {
-    parts_ext
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip().to_string())
+/// Why a request was not authenticated: a wrong key counts against its address, nothing else does.
+enum Refusal {
+    /// Absent, malformed, unknown or revoked.
+    WrongKey,
+    /// A read-only key on a write, or the store failing.
+    Other(ApiError),
+}
+
+impl From<ApiError> for Refusal {
+    fn from(error: ApiError) -> Self {
+        Refusal::Other(error)
+    }
+}
+
+async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal> {
+    let token = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(str::trim)
+        .ok_or(Refusal::WrongKey)?
+        .to_owned();
+    if PresentedKey::parse(&token).is_none() {
+        return Err(Refusal::WrongKey);
+    }
+    let owner = state
+        .store
+        .read(move |c| {
+            let presented = PresentedKey::parse(&token).ok_or(common::store::RepoError::NotFound)?;
+            api_keys::authenticate(c, &presented)
+        })
+        .await
+        .map_err(ApiError::from)?
+        .ok_or(Refusal::WrongKey)?;
+    let safe = matches!(parts.method, Method::GET | Method::HEAD);
+    if owner.read_only && !safe {
+        return Err(Refusal::Other(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "read_only_key",
+            "A read-only key can only call GET operations.",
+        )));
+    }
+    Ok(Caller {
+        company_id: owner.company_id,
+        key_prefix: owner.prefix,
+        read_only: owner.read_only,
+    })
 }

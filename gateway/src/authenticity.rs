@@ -2,6 +2,9 @@
 //! consultation id, so ids cannot be enumerated and a forged certificate cannot point to a page
 //! that vouches for it; the page shows no personal data, only what confirms the certificate.
 
+mod body;
+
+use crate::certificate::facts::Facts;
 use crate::html;
 use crate::journey::i18n::Lang;
 use crate::state::AppState;
@@ -11,7 +14,6 @@ use axum::response::Response;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use common::crypto::envelope::MasterKeys;
-use common::domain::{DocumentCategory, Verdict};
 use common::ids::ConsultationId;
 use common::store::RepoError;
 use ring::hmac;
@@ -63,36 +65,11 @@ pub fn verify(keys: &MasterKeys, segment: &str) -> Option<ConsultationId> {
     genuine.then_some(id)
 }
 
-/// The category's name, shared with the certificate so the page and the certificate say the same.
-pub fn category_label(category: DocumentCategory, lang: Lang) -> &'static str {
-    match (category, lang) {
-        (DocumentCategory::Identite, Lang::Fr) => "Document d’identité",
-        (DocumentCategory::Identite, Lang::En) => "Identity document",
-        (DocumentCategory::Administratif, Lang::Fr) => "Document administratif",
-        (DocumentCategory::Administratif, Lang::En) => "Administrative document",
-    }
-}
-
-/// The verdict in words, shared with the certificate so both say the same.
-pub fn verdict_label(verdict: Verdict, lang: Lang) -> &'static str {
-    match (verdict, lang) {
-        (Verdict::Conforme, Lang::Fr) => "Conforme",
-        (Verdict::Conforme, Lang::En) => "Compliant",
-        (Verdict::SansAnomalie, Lang::Fr) => "Sans anomalie détectée",
-        (Verdict::SansAnomalie, Lang::En) => "No anomaly detected",
-        (Verdict::NonConforme, Lang::Fr) => "Non conforme",
-        (Verdict::NonConforme, Lang::En) => "Not compliant",
-        (Verdict::Suspect, Lang::Fr) => "Suspect",
-        (Verdict::Suspect, Lang::En) => "Suspicious",
-        (Verdict::AnalyseImpossible, Lang::Fr) => "Analyse impossible",
-        (Verdict::AnalyseImpossible, Lang::En) => "Analysis not possible",
-    }
-}
-
 /// Dark text on white, a green or red band well above 4.5:1 against its text.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:38rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;background:#fff;line-height:1.5}\
 h1{font-size:1.5rem}.ok{border-left:.4rem solid #1b5e20;padding-left:1rem}.ko{border-left:.4rem solid #b71c1c;padding-left:1rem}\
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}footer{margin-top:2rem;font-size:.9rem;color:#444}";
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}footer{margin-top:2rem;font-size:.9rem;color:#444}\
+h2{font-size:1.15rem;margin-top:1.5rem}li{margin-bottom:.4rem}.fp{font-family:ui-monospace,monospace;font-size:1.2rem;letter-spacing:.05em;white-space:nowrap}";
 
 /// The CSP: nothing external, no script, only the page's own stylesheet (by hash).
 static CSP: LazyLock<String> = LazyLock::new(|| {
@@ -153,9 +130,16 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link):
     let Some(id) = verify(&state.keys, &link) else {
         return invalid(lang);
     };
-    let found = state.store.read(move |c| common::store::consultations::get_any(c, &id)).await;
-    let consultation = match found {
-        Ok((_, consultation)) => consultation,
+    let found = state
+        .store
+        .read(move |c| {
+            let (company, consultation) = common::store::consultations::get_any(c, &id)?;
+            let checks = common::store::consultations::checks(c, &company, &id)?;
+            Ok::<_, RepoError>(Facts::of(&consultation, &checks))
+        })
+        .await;
+    let facts = match found {
+        Ok(facts) => facts,
         // A genuine signature over a consultation this store does not hold: not a valid link here.
         Err(RepoError::NotFound) => return invalid(lang),
         Err(e) => {
@@ -163,40 +147,13 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link):
             return unavailable(lang);
         }
     };
-    let analyzed = consultation.analyzed_at.get(..10).unwrap_or(&consultation.analyzed_at);
-    let (title, intro, l_id, l_date, l_category, l_verdict, note) = match lang {
-        Lang::Fr => (
-            "Certificat authentique",
-            "Ce certificat a bien été émis par Sceau, service de vérification de documents. \
-Les informations ci-dessous sont celles de l’analyse enregistrée : comparez-les avec le certificat.",
-            "Consultation",
-            "Date d’analyse",
-            "Catégorie",
-            "Verdict",
-            "Cette page ne contient aucune donnée personnelle.",
-        ),
-        Lang::En => (
-            "Genuine certificate",
-            "This certificate was issued by Sceau, a document verification service. \
-The details below are those of the recorded analysis: compare them with the certificate.",
-            "Consultation",
-            "Analysis date",
-            "Category",
-            "Verdict",
-            "This page contains no personal data.",
-        ),
-    };
-    let body = format!(
-        "<section class=\"ok\"><h1>{title}</h1><p>{intro}</p></section>\
-<h2>{details}</h2><dl><dt>{l_id}</dt><dd>{id}</dd><dt>{l_date}</dt><dd><time datetime=\"{date}\">{date}</time></dd>\
-<dt>{l_category}</dt><dd>{category}</dd><dt>{l_verdict}</dt><dd>{verdict}</dd></dl><footer><p>{note}</p></footer>",
-        details = if lang == Lang::Fr { "Détails" } else { "Details" },
-        id = html::escape(consultation.id.as_str()),
-        date = html::escape(analyzed),
-        category = category_label(consultation.document_category, lang),
-        verdict = verdict_label(consultation.verdict, lang),
-    );
-    html_page(StatusCode::OK, lang, title, &body)
+    match body::genuine(&facts, lang) {
+        Ok((title, body)) => html_page(StatusCode::OK, lang, title, &body),
+        Err(e) => {
+            tracing::error!(error = %e, "authenticity page fingerprint");
+            unavailable(lang)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -207,7 +164,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sceau-authenticity-{}", common::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("master.key");
-        std::fs::write(&path, lines).unwrap();
+        std::io::Write::write_all(&mut common::private_fs::file_options().open(&path).unwrap(), lines.as_bytes()).unwrap();
         let keys = MasterKeys::open_existing(&path).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         keys

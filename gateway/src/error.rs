@@ -3,6 +3,7 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use common::blobs::BlobError;
 use common::store::{RepoError, StoreError};
 use serde::Serialize;
 
@@ -86,6 +87,41 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The service cannot take the request now (no room to store it, no parser free); nothing was
+    /// kept, and the same request will succeed later.
+    pub fn unavailable(message: impl Into<String>, retry_after: u64) -> Self {
+        Self {
+            retry_after: Some(retry_after.max(1)),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", message)
+        }
+    }
+
+    /// The disk is full: an outage for the operator (logged as an error, counted), a 503 for the
+    /// client, whose request left nothing behind.
+    pub fn out_of_space(context: &str) -> Self {
+        tracing::error!(context, "no space left to store a request; refused with 503 until space is freed");
+        metrics::counter!("sceau_storage_full_total").increment(1);
+        Self::unavailable(
+            "The service cannot store anything right now; nothing was kept. Retry after the delay given in Retry-After.",
+            OUT_OF_SPACE_RETRY_SECONDS,
+        )
+    }
+
+    /// A blob store failure: out of space is [`out_of_space`](Self::out_of_space), anything else
+    /// is internal.
+    pub fn blob(context: &str, error: BlobError) -> Self {
+        if error.is_out_of_space() {
+            Self::out_of_space(context)
+        } else {
+            Self::internal(context, error)
+        }
+    }
+}
+
+/// Retry-After of a request refused for a full disk: freeing space takes an operator.
+pub const OUT_OF_SPACE_RETRY_SECONDS: u64 = 60;
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Body {
@@ -119,15 +155,45 @@ impl From<RepoError> for ApiError {
             RepoError::IaDesactivee => Self::new(S::FORBIDDEN, "ia_desactivee", e.to_string()),
             RepoError::Invalid { field, message } => Self::invalid_request(field, message),
             RepoError::Refused(m) => Self::new(S::FORBIDDEN, "forbidden", m),
-            RepoError::Store(e) => Self::internal("store", e),
+            RepoError::Store(e) => e.into(),
         }
     }
 }
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        Self::internal("store", e)
+        if e.is_out_of_space() {
+            Self::out_of_space("store")
+        } else {
+            Self::internal("store", e)
+        }
     }
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk, from SQLite or the blob store, is 503 `service_unavailable` with Retry-After;
+    /// any other failure stays a 500.
+    #[test]
+    fn a_full_disk_is_503_with_retry_after() {
+        let full = rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL), None);
+        let io = |errno| BlobError::Io(std::io::Error::from_raw_os_error(errno));
+        for refused in [
+            ApiError::from(RepoError::Store(StoreError::Sqlite(full))),
+            ApiError::blob("test", io(28)),
+        ] {
+            assert_eq!(
+                (refused.status, refused.code),
+                (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable")
+            );
+            let response = refused.into_response();
+            assert_eq!(response.headers()[header::RETRY_AFTER], "60");
+        }
+        assert_eq!(ApiError::blob("test", io(5)).code, "internal_error");
+        assert_eq!(ApiError::from(StoreError::WriterGone).code, "internal_error");
+    }
+}

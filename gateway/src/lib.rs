@@ -4,10 +4,13 @@ pub mod api;
 pub mod auth;
 pub mod authenticity;
 pub mod certificate;
+pub mod client_addr;
 pub mod error;
 pub mod html;
 pub mod input;
+pub mod inspect;
 pub mod journey;
+pub mod metrics_listener;
 pub mod middleware;
 pub mod openapi;
 pub mod ops;
@@ -15,11 +18,11 @@ pub mod rate_limit;
 pub mod recorder;
 pub mod relay;
 pub mod routes;
+pub mod server;
 pub mod state;
 pub mod sweeper;
 
 use state::AppState;
-use std::net::SocketAddr;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -28,13 +31,20 @@ pub const BODY_LIMIT: usize = 30_000_000;
 
 /// The full HTTP application.
 pub fn app(state: AppState) -> axum::Router {
-    middleware::wrap(routes::router().with_state(state))
+    use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
+    // Inside the common layers, so a timed-out request still carries its request id.
+    let routes = routes::router()
+        .with_state(state)
+        .layer(RequestBodyTimeoutLayer::new(server::BODY_IDLE_TIMEOUT))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            server::REQUEST_TIMEOUT,
+        ));
+    middleware::wrap(routes)
 }
 
-/// Serves HTTP on `listener` until `shutdown`, then lets in-flight requests finish.
+/// Serves HTTP on `listener` until `shutdown`, then lets in-flight requests finish; the
+/// connection limits are [`server`]'s.
 pub async fn serve_http(listener: TcpListener, state: AppState, shutdown: CancellationToken) -> std::io::Result<()> {
-    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    server::serve(listener, app(state), shutdown).await
 }

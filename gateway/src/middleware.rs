@@ -1,5 +1,5 @@
 //! Layers around every route: request ids (`x-request-id` on every response), JSON access logs
-//! with that id, body cap, panic catching (→ 500 `internal_error`), refusal of CORS preflights,
+//! with that id and the route template (never the raw path, which carries journey tokens), body cap, panic catching (→ 500 `internal_error`), refusal of CORS preflights,
 //! and request metrics.
 
 use crate::error::ApiError;
@@ -24,9 +24,10 @@ pub fn wrap(router: Router) -> Router {
             TraceLayer::new_for_http()
                 .make_span_with(|req: &Request| {
                     let id = req.headers().get(&REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    // The path only: query strings may carry client references, bodies are never logged. An
-                    // error-level span stays enabled whatever the filter, so error logs keep the id.
-                    tracing::error_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path())
+                    // The route template only: a raw path carries journey tokens and ids, a query
+                    // string client references; bodies are never logged. An error-level span stays
+                    // enabled whatever the filter, so error logs keep the id.
+                    tracing::error_span!("request", request_id = %id, method = %req.method(), route = %route_template(req))
                 })
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
@@ -47,17 +48,21 @@ async fn refuse_preflight(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-async fn record_metrics(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
+/// The route the request matched (`/v/{token}`), never its raw path; `unmatched` for the fallback.
+fn route_template(req: &Request) -> String {
+    req.extensions()
         .get::<MatchedPath>()
         .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".into());
-    let method = req.method().to_string();
+        .unwrap_or_else(|| "unmatched".into())
+}
+
+async fn record_metrics(req: Request, next: Next) -> Response {
+    let route = route_template(&req);
+    let method = crate::metrics_listener::method_label(req.method());
     let start = std::time::Instant::now();
     let response = next.run(req).await;
     let status = response.status().as_u16().to_string();
-    metrics::counter!("sceau_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status).increment(1);
+    metrics::counter!("sceau_http_requests_total", "route" => route.clone(), "method" => method, "status" => status).increment(1);
     metrics::histogram!("sceau_http_request_duration_seconds", "route" => route, "method" => method).record(start.elapsed().as_secs_f64());
     response
 }

@@ -52,7 +52,7 @@ pub fn document(public_base: &str) -> Value {
                 "description": "Pages behind a verificationUrl, for the end customer, and the session endpoints their script calls. \
     No API key: the session token in the path authorises, and every write also needs the page's `X-CSRF-Token`.",
             },
-            { "name": "Operations", "description": "Probes, metrics and this document." },
+            { "name": "Operations", "description": "Probes and this document." },
         ],
         "paths": paths,
         "components": {
@@ -60,7 +60,9 @@ pub fn document(public_base: &str) -> Value {
                 "bearerAuth": {
                     "type": "http",
                     "scheme": "bearer",
-                    "description": "`Authorization: Bearer sk_live_…` (full key) or `rk_live_…` (read-only key).",
+                    "description": "`Authorization: Bearer sk_live_…` (full key) or `rk_live_…` (read-only key). After 20 wrong \
+    keys in a minute from one client address, every request from it answers 429 `rate_limited`, whatever its key, until \
+    `Retry-After` has passed.",
                 },
             },
             "schemas": schemas(),
@@ -188,9 +190,18 @@ journey already submitted, completed or expired.",
     err(
         "rate_limited",
         429,
-        "A rate limit was reached (the company's real-time limit; on a journey's session endpoints, the per-session or per-IP \
-limit); `Retry-After` gives the seconds to wait.",
+        "A rate limit was reached: the company's real-time limit; too many wrong API keys from the client's address (any \
+authenticated operation, whatever the key); on a journey's session endpoints, the per-session or per-address limit. \
+`Retry-After` gives the seconds to wait.",
         "Too many requests; retry after the delay given in Retry-After.",
+        None,
+    ),
+    err(
+        "service_unavailable",
+        503,
+        "The service cannot store the request now (its disk is full); nothing was kept, and the same request succeeds \
+once space is back. `Retry-After` gives the seconds to wait.",
+        "The service cannot store anything right now; nothing was kept. Retry after the delay given in Retry-After.",
         None,
     ),
     err(
@@ -219,7 +230,7 @@ fn example_body(e: &ErrorCode) -> Value {
 
 fn response_headers(codes: &[&str]) -> Value {
     let mut headers = json!({ "x-request-id": { "$ref": "#/components/headers/XRequestId" } });
-    if codes.contains(&"rate_limited") {
+    if codes.contains(&"rate_limited") || codes.contains(&"service_unavailable") {
         headers["Retry-After"] = json!({ "$ref": "#/components/headers/RetryAfter" });
     }
     headers
@@ -384,8 +395,32 @@ fn binary_response(description: &str, media: &[&str]) -> Value {
     media_response(description, media, json!({ "type": "string", "format": "binary" }))
 }
 
+/// A file to save, never to render: the headers of `api::download::attachment`.
+fn download_response(description: &str, media: &[&str], name: &str) -> Value {
+    let mut response = binary_response(description, media);
+    let header = |description: String, value: Value| json!({ "description": description, "schema": value });
+    response["headers"] = json!({
+        "Content-Disposition": header(
+            format!("`attachment; filename=\"{name}\"`: saved, not opened."),
+            json!({ "type": "string" }),
+        ),
+        "X-Content-Type-Options": header("`nosniff`.".into(), json!({ "const": "nosniff" })),
+        "Content-Security-Policy": header(
+            "`sandbox`: if opened anyway, no script and no same-origin rights.".into(),
+            json!({ "const": "sandbox" }),
+        ),
+    });
+    response
+}
+
 fn html_response(description: &str) -> Value {
     media_response(description, &["text/html"], json!({ "type": "string" }))
+}
+
+/// A page that a rate limit refused, with its `Retry-After`.
+fn with_retry_after(mut response: Value) -> Value {
+    response["headers"] = json!({ "Retry-After": { "$ref": "#/components/headers/RetryAfter" } });
+    response
 }
 
 fn text_response(description: &str) -> Value {
@@ -460,6 +495,7 @@ fn operation_details(operation_id: &str) -> Option<Details> {
                 "not_found",
                 "payload_too_large",
                 "rate_limited",
+                "service_unavailable",
             ],
         )
         .description(
@@ -474,6 +510,10 @@ An unknown workflow answers 404 `not_found`. Counts against the company's real-t
                 json_response("The session with its status.", schema_ref("VerificationSession")),
             ),
             &["not_found"],
+        )
+        .description(
+            "`verificationUrl` is `null` for a read-only key, and for every key once the session has left `created`: \
+the link is never served again after the customer opened it.",
         ),
         "listConsultations" => Details::new(
             "Consultations",
@@ -529,12 +569,13 @@ An unknown workflow answers 404 `not_found`. Counts against the company's real-t
             "Consultations",
             (
                 "200",
-                binary_response(
+                download_response(
                     "The image, as stored (administrative documents may be a PDF or TIFF).",
                     &["image/jpeg", "image/png", "image/webp", "image/tiff", "application/pdf"],
+                    "<consultation id>-<side>.<jpg|png|webp|tif|pdf>",
                 ),
             ),
-            &["invalid_request", "not_found", "image_purged"],
+            &["invalid_request", "not_found", "image_purged", "service_unavailable"],
         )
         .description(
             "Every download is audited (key, IP address, time). An image removed by the retention policy answers 404 `image_purged`.",
@@ -543,14 +584,23 @@ An unknown workflow answers 404 `not_found`. Counts against the company's real-t
             "Consultations",
             (
                 "200",
-                binary_response("The PDF certificate, regenerated on demand.", &["application/pdf"]),
+                download_response(
+                    "The PDF certificate, regenerated on demand.",
+                    &["application/pdf"],
+                    "<consultation id>-certificate.pdf",
+                ),
             ),
             &["not_found"],
         ),
         "createBatch" => Details::new(
             "Batches",
             ("201", json_response("The batch, `open` for 24 hours.", schema_ref("Batch"))),
-            &["invalid_request", "payload_too_large", "too_many_open_batches"],
+            &[
+                "invalid_request",
+                "payload_too_large",
+                "too_many_open_batches",
+                "service_unavailable",
+            ],
         )
         .body("CreateBatchRequest"),
         "listBatches" => Details::new(
@@ -590,23 +640,25 @@ An unknown workflow answers 404 `not_found`. Counts against the company's real-t
                 "batch_full",
                 "document_quota_exceeded",
                 "volume_quota_exceeded",
+                "service_unavailable",
             ],
         )
         .description(
             "The file waits encrypted until processing, then is deleted. A 429 invites submitting, canceling or \
-waiting for the purge of a batch before depositing more.",
+waiting for the purge of a batch before depositing more. A 503 `service_unavailable` (the disk is full) kept nothing: \
+send the same deposit again after `Retry-After`.",
         )
         .body("DepositRequest"),
         "submitBatch" => Details::new(
             "Batches",
             ("200", json_response("The batch, `in_progress`.", schema_ref("Batch"))),
-            &["not_found", "invalid_state", "batch_empty"],
+            &["not_found", "invalid_state", "batch_empty", "service_unavailable"],
         )
         .description("Closes the batch to deposits; every result is returned before the new `expiresAt` (24 h)."),
         "cancelBatch" => Details::new(
             "Batches",
             ("200", json_response("The batch, `canceled`.", schema_ref("Batch"))),
-            &["not_found", "invalid_state"],
+            &["not_found", "invalid_state", "service_unavailable"],
         )
         .description(
             "Allowed from `open` and `in_progress`. Pending documents become `canceled`; a document already being \
@@ -620,14 +672,6 @@ processed finishes and its result stays valid.",
         "healthz" => Details::new("Operations", ("200", text_response("The process is alive (`ok`).")), &[]),
         "readyz" => Details::new("Operations", ("200", text_response("Ready (`ready`).")), &[])
             .other(vec![("503", text_response("The database is unreachable."))]),
-        "metrics" => Details::new(
-            "Operations",
-            (
-                "200",
-                media_response("Prometheus text exposition format.", &["text/plain"], json!({ "type": "string" })),
-            ),
-            &[],
-        ),
         "journeyPage" => Details::new(
             "Journey",
             (
@@ -636,10 +680,26 @@ processed finishes and its result stays valid.",
             ),
             &[],
         )
+        .description(
+            "Opening the link starts the session. Limited per session (30 openings a minute), then per client address \
+(300 journey requests a minute); an unknown link counts against the address.",
+        )
         .other(vec![
             ("404", html_response("Unknown link.")),
             ("410", html_response("Expired link.")),
+            (
+                "429",
+                with_retry_after(html_response(
+                    "Too many pages from this session or address; `Retry-After` gives the seconds to wait.",
+                )),
+            ),
             ("500", html_response("The service is unavailable; try again shortly.")),
+            (
+                "503",
+                with_retry_after(html_response(
+                    "The session cannot be started now (the disk is full); `Retry-After` gives the seconds to wait.",
+                )),
+            ),
         ]),
         "uploadJourneyFile" => Details::new(
             "Journey",
@@ -659,6 +719,7 @@ processed finishes and its result stays valid.",
                 "document_too_large",
                 "payload_too_large",
                 "rate_limited",
+                "service_unavailable",
             ],
         )
         .description(
@@ -666,7 +727,7 @@ processed finishes and its result stays valid.",
 journeys take JPEG, PNG or WebP, administrative ones also a one-page PDF or TIFF. A side the journey does not take answers \
 400 `invalid_request`; a journey already submitted, completed or expired 409 `invalid_state`. A browser's request must \
 come from the journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the public base URL). Limited per session \
-(60 writes a minute) and per client IP (300 requests a minute).",
+(60 writes a minute), then per client address (300 journey requests a minute).",
         )
         .headers(vec![csrf_header()])
         .raw_body(
@@ -695,6 +756,7 @@ come from the journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the p
                 "not_found",
                 "invalid_state",
                 "rate_limited",
+                "service_unavailable",
             ],
         )
         .description(
@@ -713,12 +775,18 @@ uploaded yet answers 400 `invalid_request` with `field` naming its side. Same or
             ),
             &["not_found", "rate_limited"],
         )
-        .description("Polled by the page while the analysis runs; limited per client IP (300 requests a minute)."),
+        .description(
+            "Polled by the page while the analysis runs; limited per session (60 polls a minute), then per client address \
+(300 journey requests a minute). An unknown token counts against the address.",
+        ),
         "authenticityPage" => Details::new(
             "Journey",
             (
                 "200",
-                html_response("The certificate is genuine: its id, analysis date, category and verdict, no personal data."),
+                html_response(
+                    "The certificate is genuine: every non-personal fact it prints (type, country, verdict, decision, review, checks, \
+                     points of attention) and the fingerprint of those facts printed in its footer, no personal data.",
+                ),
             ),
             &[],
         )
@@ -786,7 +854,11 @@ fn path_parameter(path: &str, name: &str) -> Value {
 
 fn with_request_id(mut response: Value) -> Value {
     if let Some(object) = response.as_object_mut() {
-        object.insert("headers".into(), response_headers(&[]));
+        let mut headers = response_headers(&[]);
+        if let (Some(all), Some(Value::Object(own))) = (headers.as_object_mut(), object.remove("headers")) {
+            all.extend(own);
+        }
+        object.insert("headers".into(), headers);
     }
     response
 }
@@ -834,6 +906,8 @@ fn operation(route: &Route) -> Value {
         if route.method != Method::GET {
             codes.push("read_only_key");
         }
+        // The throttle of wrong API keys, per client address.
+        codes.push("rate_limited");
     }
     codes.extend(details.errors);
     if !responses.contains_key("500") {
@@ -915,7 +989,12 @@ fn schemas() -> Value {
             "required": ["id", "verificationUrl", "externalRef", "workflowId", "expiresAt", "status", "consultationId", "createdAt"],
             "properties": {
                 "id": { "type": "string", "pattern": id_pattern("VRF") },
-                "verificationUrl": { "type": "string", "format": "uri", "description": "Unique, single-use URL to hand to the end customer." },
+                "verificationUrl": {
+                    "type": ["string", "null"],
+                    "format": "uri",
+                    "description": "Unique, single-use URL to hand to the end customer. `null` when the key is read-only, and for every key \
+    once the session has left `created` (the customer opened the link): a link is served only until its journey starts.",
+                },
                 "externalRef": external_ref,
                 "workflowId": { "type": "string", "pattern": id_pattern("WFL") },
                 "expiresAt": date_time,
@@ -1049,7 +1128,9 @@ fn schemas() -> Value {
                 "webhookUrl": {
                     "type": ["string", "null"],
                     "format": "uri",
-                    "description": "Absolute `https` URL notified with `batch.completed` when the batch ends.",
+                    "maxLength": notifier::destination::MAX_URL_CHARS,
+                    "description": "Absolute `https` URL notified with `batch.completed` when the batch ends. \
+    Longer than 2,048 characters, or leading to a private, reserved or tunnelled address: `invalid_request`.",
                 },
             },
         },
@@ -1135,6 +1216,7 @@ mod tests {
         "document_quota_exceeded",
         "volume_quota_exceeded",
         "rate_limited",
+        "service_unavailable",
         "internal_error",
     ];
 
@@ -1288,6 +1370,7 @@ mod tests {
         }
         assert_eq!(responses.len(), API_MD_CODES.len(), "a code outside API.md");
         assert!(responses["rate_limited"]["headers"]["Retry-After"].is_object());
+        assert!(responses["service_unavailable"]["headers"]["Retry-After"].is_object());
     }
 
     #[test]
@@ -1308,6 +1391,7 @@ mod tests {
             ApiError::invalid_document("document", "x"),
             ApiError::invalid_api_key(),
             ApiError::rate_limited(1),
+            ApiError::out_of_space("test"),
             crate::input::payload_too_large(),
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "x"),
         ];
@@ -1414,6 +1498,22 @@ mod tests {
     }
 
     #[test]
+    fn downloads_document_their_safety_headers() {
+        let doc = doc();
+        for path in ["/api/v1/consultations/{id}/certificate", "/api/v1/consultations/{id}/images/{side}"] {
+            let headers = &doc["paths"][path]["get"]["responses"]["200"]["headers"];
+            for name in [
+                "Content-Disposition",
+                "X-Content-Type-Options",
+                "Content-Security-Policy",
+                "x-request-id",
+            ] {
+                assert!(headers[name].is_object(), "{path}: {name} in {headers}");
+            }
+        }
+    }
+
+    #[test]
     fn error_responses_follow_the_rules() {
         let doc = doc();
         for route in routes::table() {
@@ -1433,6 +1533,9 @@ mod tests {
                 );
             }
             assert_eq!(route.authenticated, all.contains("invalid_api_key"), "{id}");
+            if route.authenticated {
+                assert!(all.contains("rate_limited"), "{id}: the throttle of wrong keys");
+            }
             assert_eq!(
                 route.authenticated && route.method != Method::GET,
                 all.contains("read_only_key"),
@@ -1461,6 +1564,7 @@ mod tests {
             set(&["read_only_key", "browser_request_forbidden"])
         );
         assert_eq!(codes_at(&doc, route("createVerification"), "429"), set(&["rate_limited"]));
+        assert_eq!(codes_at(&doc, route("getBatch"), "429"), set(&["rate_limited"]));
         assert_eq!(
             codes_at(&doc, route("depositDocument"), "403"),
             set(&["read_only_key", "ia_desactivee"])
@@ -1471,9 +1575,12 @@ mod tests {
         );
         assert_eq!(
             codes_at(&doc, route("depositDocument"), "429"),
-            set(&["batch_full", "document_quota_exceeded", "volume_quota_exceeded"])
+            set(&["rate_limited", "batch_full", "document_quota_exceeded", "volume_quota_exceeded"])
         );
-        assert_eq!(codes_at(&doc, route("createBatch"), "429"), set(&["too_many_open_batches"]));
+        assert_eq!(
+            codes_at(&doc, route("createBatch"), "429"),
+            set(&["rate_limited", "too_many_open_batches"])
+        );
         assert_eq!(codes_at(&doc, route("submitBatch"), "409"), set(&["invalid_state", "batch_empty"]));
         assert_eq!(codes_at(&doc, route("cancelBatch"), "409"), set(&["invalid_state"]));
         assert_eq!(
@@ -1493,10 +1600,16 @@ mod tests {
             assert_eq!(codes_at(&doc, route(id), "404"), set(&["not_found"]), "{id}");
             assert_eq!(codes_at(&doc, route(id), "429"), set(&["rate_limited"]), "{id}");
         }
+        for id in ["depositDocument", "uploadJourneyFile"] {
+            assert_eq!(codes_at(&doc, route(id), "503"), set(&["service_unavailable"]), "{id}");
+        }
+        let page_limited = &op(&doc, route("journeyPage"))["responses"]["429"];
+        assert!(page_limited["content"]["text/html"].is_object(), "{page_limited}");
+        assert!(page_limited["headers"]["Retry-After"].is_object(), "{page_limited}");
         let shared = &op(&doc, route("depositDocument"))["responses"]["429"];
         assert_eq!(
             shared["content"]["application/json"]["schema"]["allOf"][1]["properties"]["error"]["enum"],
-            json!(["batch_full", "document_quota_exceeded", "volume_quota_exceeded"])
+            json!(["rate_limited", "batch_full", "document_quota_exceeded", "volume_quota_exceeded"])
         );
     }
 
@@ -1538,7 +1651,7 @@ mod tests {
         );
         let session = VerificationSession {
             id: VerificationId::generate(now),
-            verification_url: "https://sceau.example/v/abc".into(),
+            verification_url: Some("https://sceau.example/v/abc".into()),
             external_ref: None,
             workflow_id: workflow.id.clone(),
             expires_at: date.clone(),
@@ -1547,6 +1660,12 @@ mod tests {
             created_at: date.clone(),
         };
         check("VerificationSession", serde_json::to_value(&session).unwrap());
+        let withheld = VerificationSession {
+            verification_url: None,
+            status: VerificationStatus::Started,
+            ..session
+        };
+        check("VerificationSession", serde_json::to_value(&withheld).unwrap());
         let anomaly = Anomaly {
             code: "selfie_mismatch".into(),
             severity: Severity::Reject,

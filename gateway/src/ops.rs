@@ -1,4 +1,5 @@
-//! Operational endpoints: liveness, readiness, Prometheus metrics.
+//! Operational endpoints: liveness and readiness (metrics have their own listener, see
+//! [`crate::metrics_listener`]).
 
 use crate::state::AppState;
 use axum::extract::State;
@@ -21,9 +22,4 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable"),
     }
-}
-
-pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let body = state.metrics.as_ref().map(|h| h.render()).unwrap_or_default();
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

@@ -41,9 +41,10 @@ pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, Relay
     let mut handled = Vec::with_capacity(count);
     let mut failure = None;
     for row in rows {
-        let published = match Topic::parse(&row.topic) {
-            Some(topic) => queue.publish(topic, row.payload.into_bytes(), Duration::ZERO).await,
-            None => {
+        let published = match (Topic::parse(&row.topic), row.owner) {
+            (Some(topic), Some(owner)) => queue.publish_owned(topic, &owner, row.payload.into_bytes()).await,
+            (Some(topic), None) => queue.publish(topic, row.payload.into_bytes(), Duration::ZERO).await,
+            (None, _) => {
                 tracing::error!(id = row.id, "outbox row for an unknown topic dropped");
                 Ok(())
             }
@@ -68,5 +69,39 @@ pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, Relay
     match failure {
         Some(e) => Err(e.into()),
         None => Ok(count),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::queue::sqlite::SqliteQueue;
+
+    /// The company of a journey's job goes with it from the outbox to the queue, where the
+    /// real-time lane takes companies in turn: B's one job comes right after A's first.
+    #[tokio::test]
+    async fn owned_rows_keep_their_owner_on_the_queue() {
+        let dir = std::env::temp_dir().join(format!("sceau-relay-{}", common::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        store
+            .write(|tx| {
+                for i in 0..4 {
+                    outbox::push_owned(tx, Topic::JobsRealtime, "CMP-a", &format!("a{i}"))?;
+                }
+                outbox::push_owned(tx, Topic::JobsRealtime, "CMP-b", &"b0")?;
+                outbox::push(tx, Topic::Results, &"r0")
+            })
+            .await
+            .unwrap();
+        let queue = SqliteQueue::new(store.clone(), 5);
+        assert_eq!(relay_once(&store, &queue).await.unwrap(), 6);
+        let mut order = Vec::new();
+        for _ in 0..5 {
+            let d = queue.receive(&[Topic::JobsRealtime]).await.unwrap();
+            order.push(String::from_utf8(d.payload).unwrap());
+        }
+        assert_eq!(order, ["\"a0\"", "\"b0\"", "\"a1\"", "\"a2\"", "\"a3\""]);
+        assert_eq!(queue.receive(&[Topic::Results]).await.unwrap().payload, b"\"r0\"");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -155,7 +155,6 @@ pub fn table() -> Vec<Route> {
             false,
             get(crate::ops::readyz)
         ),
-        route!(GET, "/metrics", "metrics", "Prometheus metrics", false, get(crate::ops::metrics)),
         route!(
             GET,
             "/v/{token}",

@@ -1,7 +1,8 @@
 //! What every handler shares: the store, the blob store, the master keys, settings, and the wake-up
 //! of the outbox relay.
 
-use crate::rate_limit::RateLimiter;
+use crate::client_addr::TrustedProxies;
+use crate::rate_limit::{EdgeLimits, RateLimiter};
 use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
 use common::store::Store;
@@ -20,7 +21,12 @@ pub struct AppState {
     pub batch_window: std::time::Duration,
     pub webhook_allow_hosts: Arc<Vec<String>>,
     pub realtime_limiter: Arc<RateLimiter>,
+    /// Limits keyed by client address or journey session.
+    pub edge_limits: Arc<EdgeLimits>,
+    /// Whose `X-Forwarded-For` names the client (see `client_addr`).
+    pub trusted_proxies: Arc<TrustedProxies>,
     /// Poked after a write that added outbox rows, so jobs leave at once.
     pub outbox_wake: Arc<Notify>,
-    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// Children that parse PDFs for the page count at the edge (see `inspect`).
+    pub sandbox: common::sandbox::Sandbox,
 }

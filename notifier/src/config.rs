@@ -15,6 +15,11 @@ pub struct NotifierConfig {
     pub timeout: Duration,
     /// Deliveries in flight at once; one slow receiver must not hold up the others.
     pub concurrency: usize,
+    /// Deliveries in flight to one destination (host and port): a receiver that hangs holds no
+    /// more slots than this, and its other events wait on the queue.
+    pub per_destination: usize,
+    /// Deliveries in flight for one company, whatever its destinations.
+    pub per_company: usize,
 }
 
 /// The documented ladder: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (8 attempts, about 27 h).
@@ -33,7 +38,11 @@ impl Default for NotifierConfig {
             retry_schedule: default_retry_schedule(),
             allow_hosts: Vec::new(),
             timeout: Duration::from_secs(15),
-            concurrency: 4,
+            // Deliveries wait on the network, not on the CPU: slots are cheap, and the caps
+            // below leave most of them free while receivers hang.
+            concurrency: 8,
+            per_destination: 2,
+            per_company: 4,
         }
     }
 }

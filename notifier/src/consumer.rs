@@ -4,13 +4,14 @@
 
 use crate::delivery::{Deliverer, DeliveryError};
 use crate::secrets::{SecretError, SecretSource};
+use crate::share::Shares;
 use chrono::Utc;
 use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 /// Wait before a message is handed out again when its effects could not be published, or its
 /// company's secrets could not be read: long enough not to spin on a sick dependency, short
@@ -19,6 +20,12 @@ const REQUEUE_DELAY: Duration = Duration::from_secs(5);
 
 /// Pause after the queue failed to hand out a message, so a broken backend is not spun on.
 const RECEIVE_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Wait before an event whose destination is at its cap is looked at again, doubled at each
+/// deferral up to [`DEFER_MAX`]: a destination that stays busy costs a few looks a minute per
+/// event, one that frees up is served again within seconds.
+const DEFER_FIRST: Duration = Duration::from_secs(1);
+const DEFER_MAX: Duration = Duration::from_secs(32);
 
 /// The effects of an attempt could not be published; the message will be handed out again.
 #[derive(Debug, thiserror::Error)]
@@ -33,15 +40,23 @@ pub(crate) struct Consumer {
     queue: Arc<dyn Queue>,
     secrets: Arc<dyn SecretSource>,
     deliverer: Deliverer,
+    shares: Shares,
     retry_schedule: Vec<Duration>,
 }
 
 impl Consumer {
-    pub(crate) fn new(queue: Arc<dyn Queue>, secrets: Arc<dyn SecretSource>, deliverer: Deliverer, retry_schedule: Vec<Duration>) -> Self {
+    pub(crate) fn new(
+        queue: Arc<dyn Queue>,
+        secrets: Arc<dyn SecretSource>,
+        deliverer: Deliverer,
+        shares: Shares,
+        retry_schedule: Vec<Duration>,
+    ) -> Self {
         Self {
             queue,
             secrets,
             deliverer,
+            shares,
             retry_schedule,
         }
     }
@@ -79,6 +94,11 @@ impl Consumer {
                 return;
             }
         };
+        // Held for the attempt only: the slot's share is given back before the outcome is settled.
+        let Some(permit) = self.shares.try_acquire(&event) else {
+            self.defer(delivery, &event).await;
+            return;
+        };
         let at = Utc::now();
         let result = match self.secrets.signing_secrets(&event.company_id).await {
             Ok(secrets) => self.deliverer.deliver(&event, &secrets).await,
@@ -91,6 +111,7 @@ impl Consumer {
                 return;
             }
         };
+        drop(permit);
         let (outcome, next_delay) = decide(event.attempt, &result, &self.retry_schedule);
         log_attempt(&event, &result, outcome, next_delay);
         let record = DeliveryAttempt {
@@ -126,11 +147,38 @@ impl Consumer {
         if let Some(delay) = next_delay {
             let next = EventDelivery {
                 attempt: event.attempt.saturating_add(1),
+                deferrals: 0,
                 ..event.clone()
             };
             self.queue.publish(Topic::Events, serde_json::to_vec(&next)?, delay).await?;
         }
         Ok(())
+    }
+
+    /// Puts the event back on the queue for later, as the same attempt, and lets go of this copy:
+    /// waiting here would hold a delivery slot for a destination that has its share already. A
+    /// crash between the two leaves two copies, which receivers deduplicate on `webhook-id`.
+    async fn defer(&self, delivery: &Delivery, event: &EventDelivery) {
+        let later = EventDelivery {
+            deferrals: event.deferrals.saturating_add(1),
+            ..event.clone()
+        };
+        let delay = defer_delay(event.deferrals);
+        let published = match serde_json::to_vec(&later) {
+            Ok(payload) => self.queue.publish(Topic::Events, payload, delay).await.map_err(SettleError::from),
+            Err(err) => Err(SettleError::from(err)),
+        };
+        match published {
+            Ok(()) => {
+                debug!(event_id = %event.event_id, attempt = event.attempt, retry_in = ?delay,
+                    "webhook destination busy; event deferred");
+                self.ack(delivery).await;
+            }
+            Err(err) => {
+                warn!(event_id = %event.event_id, error = %err, "could not defer a webhook event; requeued");
+                self.nack(delivery).await;
+            }
+        }
     }
 
     async fn ack(&self, delivery: &Delivery) {
@@ -145,6 +193,11 @@ impl Consumer {
             warn!(tag = delivery.tag, error = %err, "could not nack a webhook event");
         }
     }
+}
+
+/// The wait before an event deferred `deferrals` times already is looked at again.
+fn defer_delay(deferrals: u32) -> Duration {
+    DEFER_FIRST.saturating_mul(1u32 << deferrals.min(16)).min(DEFER_MAX)
 }
 
 /// What an attempt's result means for the event: its outcome, and the delay before the next
@@ -206,6 +259,13 @@ mod tests {
         assert_eq!(decide(9, &failed, &schedule), (DeliveryOutcome::Dead, None));
         assert_eq!(decide(0, &failed, &schedule), (DeliveryOutcome::Retrying, Some(ms(10))));
         assert_eq!(decide(1, &failed, &[]), (DeliveryOutcome::Dead, None));
+    }
+
+    #[test]
+    fn deferrals_back_off_to_a_ceiling() {
+        let delays: Vec<u64> = (0..8).map(|n| defer_delay(n).as_secs()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 32, 32, 32]);
+        assert_eq!(defer_delay(u32::MAX), DEFER_MAX);
     }
 
     #[test]

@@ -36,7 +36,13 @@ pub enum DestinationError {
     },
     #[error("The webhook host {host} resolves to no address.")]
     NoAddress { host: String },
+    #[error("The webhook URL is longer than {limit} characters.")]
+    TooLong { limit: usize },
 }
+
+/// The longest webhook URL accepted, in characters: every event row carries it, and no receiver
+/// needs more (browsers and proxies commonly stop near this length too).
+pub const MAX_URL_CHARS: usize = 2048;
 
 impl DestinationError {
     /// Whether trying again later cannot help. DNS failures can be transient; a refused URL or
@@ -63,8 +69,12 @@ pub enum ForbiddenRange {
     Broadcast,
     Multicast,
     Documentation,
-    /// Benchmarking, protocol assignments, future use, IPv4-compatible IPv6, discard-only.
+    /// Benchmarking, protocol assignments, future use, IPv4-compatible IPv6, discard-only, and
+    /// 192.88.99.0/24 (6to4 relay anycast, deprecated: whichever relay answers).
     Reserved,
+    /// Teredo (2001::/32) and local-use NAT64 (64:ff9b:1::/48): they lead to an IPv4 address
+    /// that is obfuscated or placed by a local convention, so it cannot be judged.
+    Tunnel,
 }
 
 impl fmt::Display for ForbiddenRange {
@@ -81,6 +91,7 @@ impl fmt::Display for ForbiddenRange {
             ForbiddenRange::Multicast => "a multicast address",
             ForbiddenRange::Documentation => "a documentation address",
             ForbiddenRange::Reserved => "a reserved address",
+            ForbiddenRange::Tunnel => "a tunnelled or translated address",
         })
     }
 }
@@ -118,6 +129,7 @@ fn forbidden_v4(ip: Ipv4Addr) -> Option<ForbiddenRange> {
         ([240, 0, 0, 0], 4, Reserved),
         ([192, 0, 0, 0], 24, Reserved),
         ([198, 18, 0, 0], 15, Reserved),
+        ([192, 88, 99, 0], 24, Reserved),
     ];
     TABLE
         .iter()
@@ -144,8 +156,13 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<ForbiddenRange> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return forbidden_v4(v4);
     }
+    let low_v4 = || Ipv4Addr::from((bits & 0xffff_ffff) as u32);
     if in_v6(ip, Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, 0, 0), 96) {
-        return forbidden_v4(Ipv4Addr::from((bits & 0xffff_ffff) as u32));
+        return forbidden_v4(low_v4());
+    }
+    // SIIT (::ffff:0:a.b.c.d) translates to the address in its low 32 bits.
+    if in_v6(ip, Ipv6Addr::new(0, 0, 0, 0, 0xffff, 0, 0, 0), 96) {
+        return forbidden_v4(low_v4());
     }
     if in_v6(ip, Ipv6Addr::new(0x2002, 0, 0, 0, 0, 0, 0, 0), 16) {
         return forbidden_v4(Ipv4Addr::from(((bits >> 80) & 0xffff_ffff) as u32));
@@ -155,6 +172,8 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<ForbiddenRange> {
         // IPv4-compatible addresses (deprecated); `::` and `::1` were handled above.
         (Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 0), 96, Reserved),
         (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0), 64, Reserved),
+        (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, Tunnel),
+        (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 32, Tunnel),
         (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, UniqueLocal),
         (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, LinkLocal),
         (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, Private),
@@ -192,10 +211,13 @@ pub fn is_allow_listed(url: &Url, allow_hosts: &[String]) -> bool {
     url.host_str().is_some_and(|host| host_is_allowed(host, allow_hosts))
 }
 
-/// Checks a webhook URL before it is stored and before each send: absolute, https (http only for
-/// allow-listed hosts), no credentials, and no literal address or `localhost` name that the guard
+/// Checks a webhook URL before it is stored and before each send: at most [`MAX_URL_CHARS`],
+/// absolute, https (http only for allow-listed hosts), no credentials, and no literal address or `localhost` name that the guard
 /// would refuse anyway, so the mistake is reported when the URL is set rather than hours later.
 pub fn validate_url(url: &str, allow_hosts: &[String]) -> Result<Url, DestinationError> {
+    if url.chars().count() > MAX_URL_CHARS {
+        return Err(DestinationError::TooLong { limit: MAX_URL_CHARS });
+    }
     let parsed = Url::parse(url.trim()).map_err(DestinationError::Malformed)?;
     if !matches!(parsed.scheme(), "https" | "http") {
         return Err(DestinationError::UnsupportedScheme);
@@ -347,6 +369,11 @@ mod tests {
             ("240.0.0.1", Some(Reserved)),
             ("198.18.0.1", Some(Reserved)),
             ("192.0.0.8", Some(Reserved)),
+            // 6to4 relay anycast (RFC 7526): whichever relay answers, on the operator's path.
+            ("192.88.99.1", Some(Reserved)),
+            ("192.88.99.255", Some(Reserved)),
+            ("192.88.98.255", None),
+            ("192.88.100.0", None),
             ("8.8.8.8", None),
             ("1.1.1.1", None),
             ("93.184.216.34", None),
@@ -385,6 +412,25 @@ mod tests {
             ("2002:7f00:1::", Some(Loopback)),
             ("2002:a9fe:a9fe::1", Some(Metadata)),
             ("2002:808:808::1", None),
+            ("2002:c058:6301::1", Some(Reserved)),
+            // SIIT (::ffff:0:0/96, RFC 7915) carries its IPv4 address in the low 32 bits.
+            ("::ffff:0:7f00:1", Some(Loopback)),
+            ("::ffff:0:a01:203", Some(Private)),
+            ("::ffff:0:a9fe:a9fe", Some(Metadata)),
+            ("::ffff:0:c058:6301", Some(Reserved)),
+            ("::ffff:0:808:808", None),
+            // Local-use NAT64 (64:ff9b:1::/48, RFC 8215): where the IPv4 address sits depends on
+            // the operator's prefix length, so the whole range is refused.
+            ("64:ff9b:1::1", Some(Tunnel)),
+            ("64:ff9b:1::a00:1", Some(Tunnel)),
+            ("64:ff9b:1:ffff:ffff:ffff:ffff:ffff", Some(Tunnel)),
+            ("64:ff9b:2::1", None),
+            // Teredo (2001::/32): the client address is obfuscated and the relay is anyone's.
+            ("2001::1", Some(Tunnel)),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", Some(Tunnel)),
+            ("2001:0:ffff:ffff:ffff:ffff:ffff:ffff", Some(Tunnel)),
+            ("2001:1::1", None),
+            ("2001:db8::2", Some(Documentation)),
             ("2606:4700:4700::1111", None),
             ("2a00:1450:4007:80c::200e", None),
         ];
@@ -438,6 +484,40 @@ mod tests {
         assert_eq!(range("https://localhost/"), ForbiddenRange::Loopback);
         assert_eq!(range("https://LocalHost./"), ForbiddenRange::Loopback);
         assert_eq!(range("https://api.localhost/"), ForbiddenRange::Loopback);
+    }
+
+    #[test]
+    fn urls_longer_than_the_limit_are_refused() {
+        let none = no_hosts();
+        let base = "https://hooks.example.com/";
+        let at_limit = format!("{base}{}", "a".repeat(MAX_URL_CHARS - base.len()));
+        assert_eq!(at_limit.chars().count(), MAX_URL_CHARS);
+        assert!(validate_url(&at_limit, &none).is_ok());
+        let over = format!("{at_limit}a");
+        assert!(matches!(
+            validate_url(&over, &none),
+            Err(DestinationError::TooLong { limit: MAX_URL_CHARS })
+        ));
+        // Characters, not bytes: a long internationalised path is measured as the user sees it.
+        let accented = format!("{base}{}", "é".repeat(MAX_URL_CHARS - base.len()));
+        assert!(validate_url(&accented, &none).is_ok());
+        let msg = validate_url(&over, &none).expect_err("too long").to_string();
+        assert_eq!(msg, "The webhook URL is longer than 2048 characters.");
+    }
+
+    #[test]
+    fn translated_literals_are_refused_when_set() {
+        let none = no_hosts();
+        let range = |u: &str| match validate_url(u, &none) {
+            Err(DestinationError::Forbidden { range, .. }) => range,
+            other => panic!("{u}: {other:?}"),
+        };
+        assert_eq!(range("https://[::ffff:0:a9fe:a9fe]/"), ForbiddenRange::Metadata);
+        assert_eq!(range("https://[64:ff9b:1::a00:1]/"), ForbiddenRange::Tunnel);
+        assert_eq!(range("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/"), ForbiddenRange::Tunnel);
+        assert_eq!(range("https://192.88.99.1/"), ForbiddenRange::Reserved);
+        let msg = validate_url("https://[2001::1]/", &none).expect_err("teredo").to_string();
+        assert!(msg.starts_with("The webhook URL leads to ") && msg.ends_with('.'), "{msg}");
     }
 
     #[test]

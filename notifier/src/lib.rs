@@ -7,6 +7,7 @@ mod consumer;
 pub mod delivery;
 pub mod destination;
 mod secrets;
+mod share;
 
 pub use config::{default_retry_schedule, parse_retry_schedule, NotifierConfig, ScheduleError};
 pub use destination::{resolve_checked, validate_url, DestinationError, ForbiddenRange};
@@ -15,6 +16,7 @@ pub use secrets::{SecretError, SecretSource};
 use common::queue::Queue;
 use consumer::Consumer;
 use delivery::Deliverer;
+use share::Shares;
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -35,7 +37,8 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), NotifierError> {
     let deliverer = Deliverer::new(&config).map_err(NotifierError::Client)?;
-    let consumer = Arc::new(Consumer::new(queue, secrets, deliverer, config.retry_schedule.clone()));
+    let shares = Shares::new(config.per_destination, config.per_company);
+    let consumer = Arc::new(Consumer::new(queue, secrets, deliverer, shares, config.retry_schedule.clone()));
     let mut loops = JoinSet::new();
     // At least one loop: a concurrency of 0 would silently leave every webhook undelivered.
     for _ in 0..config.concurrency.max(1) {

@@ -159,6 +159,8 @@ struct Receiver {
     script: Mutex<VecDeque<u16>>,
     fallback: u16,
     hits: Mutex<Vec<Hit>>,
+    /// `/hang` holds every request open until this turns true.
+    gate: tokio::sync::watch::Sender<bool>,
 }
 
 impl Receiver {
@@ -216,6 +218,11 @@ async fn receive_hook(State(receiver): State<Arc<Receiver>>, uri: Uri, headers: 
     });
     match path.as_str() {
         "/redirect" => (StatusCode::FOUND, [("location", "/landing")]).into_response(),
+        "/hang" => {
+            let mut open = receiver.gate.subscribe();
+            let _ = open.wait_for(|open| *open).await;
+            StatusCode::OK.into_response()
+        }
         "/slow" => {
             tokio::time::sleep(Duration::from_millis(700)).await;
             StatusCode::OK.into_response()
@@ -239,6 +246,7 @@ async fn start_receiver(secrets: Vec<String>, script: &[u16], fallback: u16) -> 
         script: Mutex::new(script.iter().copied().collect()),
         fallback,
         hits: Mutex::new(Vec::new()),
+        gate: tokio::sync::watch::channel(false).0,
     });
     let app = axum::Router::new().fallback(receive_hook).with_state(Arc::clone(&receiver));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
@@ -277,6 +285,7 @@ fn start_notifier(retry_schedule: Vec<Duration>, allow_hosts: &[&str], timeout: 
         allow_hosts: allow_hosts.iter().map(|h| (*h).to_owned()).collect(),
         timeout,
         concurrency: 2,
+        ..NotifierConfig::default()
     };
     let shutdown = CancellationToken::new();
     let task = tokio::spawn(notifier::run(
@@ -308,6 +317,7 @@ impl Harness {
             url,
             body,
             attempt: 1,
+            deferrals: 0,
         };
         let payload = serde_json::to_vec(&event).expect("encode event");
         self.queue
@@ -578,4 +588,108 @@ async fn shutdown_finishes_the_attempt_in_flight() {
     assert_eq!(attempt.event_id, event.event_id);
     assert_eq!(attempt.outcome, DeliveryOutcome::Delivered);
     assert_eq!(receiver.hits().len(), 1);
+}
+
+/// Every company has the same secrets: for tests with several companies.
+struct SharedSecrets(Vec<String>);
+
+#[async_trait]
+impl SecretSource for SharedSecrets {
+    async fn signing_secrets(&self, _: &CompanyId) -> Result<Vec<String>, SecretError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// The final outcome of `count` events, in the order they were reported.
+async fn final_attempts(queue: &MemoryQueue, count: usize) -> Vec<DeliveryAttempt> {
+    let mut finals = Vec::new();
+    while finals.len() < count {
+        let delivery = tokio::time::timeout(Duration::from_secs(60), queue.receive(&[Topic::Results]))
+            .await
+            .expect("no final outcome in time")
+            .expect("receive result");
+        queue.ack(&delivery).await.expect("ack result");
+        let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
+        let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
+            panic!("unexpected recorder message {message:?}");
+        };
+        if attempt.outcome != DeliveryOutcome::Retrying {
+            finals.push(attempt);
+        }
+    }
+    finals
+}
+
+#[tokio::test]
+async fn a_hanging_receiver_holds_only_its_share_of_the_delivery_slots() {
+    let secrets = vec![secret_from(7), secret_from(9)];
+    let (slow, slow_addr) = start_receiver(secrets.clone(), &[], 200).await;
+    let (fast, fast_addr) = start_receiver(secrets.clone(), &[], 200).await;
+    let queue = Arc::new(MemoryQueue::default());
+    let config = NotifierConfig {
+        retry_schedule: vec![ms(50)],
+        allow_hosts: vec!["127.0.0.1".into()],
+        // Longer than the test: company A's receiver answers only when the test opens its gate.
+        timeout: Duration::from_secs(120),
+        concurrency: 4,
+        per_destination: 2,
+        ..NotifierConfig::default()
+    };
+    let shutdown = CancellationToken::new();
+    let task = tokio::spawn(notifier::run(
+        Arc::clone(&queue) as Arc<dyn Queue>,
+        Arc::new(SharedSecrets(secrets)),
+        config,
+        shutdown.clone(),
+    ));
+    let harness = Harness {
+        queue: Arc::clone(&queue),
+        company: CompanyId::generate(Utc::now()),
+        secrets: Vec::new(),
+        shutdown,
+        task,
+    };
+    let (a, b) = (CompanyId::generate(Utc::now()), CompanyId::generate(Utc::now()));
+
+    // Company A's events first, more of them than there are delivery slots, then company B's.
+    let mut slow_events = Vec::new();
+    for _ in 0..6 {
+        slow_events.push(harness.publish_event_for(a.clone(), format!("http://{slow_addr}/hang")).await);
+    }
+    let mut fast_events = Vec::new();
+    for _ in 0..3 {
+        fast_events.push(harness.publish_event_for(b.clone(), format!("http://{fast_addr}/hook")).await);
+    }
+
+    // B's receiver gets all its events while A's requests are still held open.
+    let started = Instant::now();
+    while fast.hits().len() < fast_events.len() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "B's events were not delivered while A's receiver hangs: {} of {} (A holds {} requests)",
+            fast.hits().len(),
+            fast_events.len(),
+            slow.hits().len()
+        );
+        tokio::time::sleep(ms(10)).await;
+    }
+    assert!(!*slow.gate.borrow(), "A's receiver has answered nothing yet");
+    assert_eq!(slow.hits().len(), 2, "A's destination holds its share of the slots, no more");
+    let mut delivered_ids: Vec<String> = fast.hits().iter().filter_map(|h| h.webhook_id.clone()).collect();
+    delivered_ids.sort();
+    let mut fast_ids: Vec<String> = fast_events.iter().map(|e| e.event_id.to_string()).collect();
+    fast_ids.sort();
+    assert_eq!(delivered_ids, fast_ids);
+
+    // Once A's receiver answers, its deferred events are delivered too, each as its first attempt.
+    slow.gate.send_replace(true);
+    let finals = final_attempts(&queue, slow_events.len() + fast_events.len()).await;
+    assert!(finals.iter().all(|f| f.outcome == DeliveryOutcome::Delivered), "{finals:?}");
+    assert!(finals.iter().all(|f| f.attempt == 1), "a deferral is not an attempt: {finals:?}");
+    let mut slow_hits: Vec<String> = slow.hits().iter().filter_map(|h| h.webhook_id.clone()).collect();
+    slow_hits.sort();
+    let mut slow_ids: Vec<String> = slow_events.iter().map(|e| e.event_id.to_string()).collect();
+    slow_ids.sort();
+    assert_eq!(slow_hits, slow_ids, "each of A's events sent once");
+    harness.stop().await;
 }

@@ -55,7 +55,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 field: "licence",
                 message: "licence must be standard or group".into(),
             })?;
-            let created = ctx.store.write(move |tx| companies::create(tx, &name, licence, now)).await?;
+            let keys = ctx.keys()?;
+            let created = ctx.store.write(move |tx| companies::create(tx, &name, licence, &keys, now)).await?;
             let mut value = serde_json::to_value(&created.company).map_err(RepoError::from)?;
             value["webhookSecret"] = json!(created.webhook_secret);
             Ok(output::print(ctx.json, &value))
@@ -76,8 +77,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             ))
         }
         Command::RotateSecret { id } => {
-            let company = id.clone();
-            let secret = ctx.store.write(move |tx| companies::rotate_secret(tx, &company, now)).await?;
+            let (company, keys) = (id.clone(), ctx.keys()?);
+            let secret = ctx
+                .store
+                .write(move |tx| companies::rotate_secret(tx, &company, &keys, now))
+                .await?;
             Ok(output::print(
                 ctx.json,
                 &json!({ "id": id, "webhookSecret": secret, "previousSecretValidHours": companies::ROTATION_OVERLAP_HOURS }),

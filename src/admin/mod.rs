@@ -13,9 +13,11 @@ mod workflow;
 use crate::output;
 use async_trait::async_trait;
 use common::config::Config;
+use common::crypto::envelope::MasterKeys;
 use common::ids::CompanyId;
 use common::store::{companies, RepoError, Store};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct AdminArgs {
@@ -49,6 +51,16 @@ pub struct Ctx {
     pub store: Store,
     pub config: Config,
     pub json: bool,
+}
+
+impl Ctx {
+    /// The master keys, for the commands that seal (webhook secrets); created with the data
+    /// directory when this command is the first to run, as `serve` would.
+    pub fn keys(&self) -> Result<Arc<MasterKeys>, RepoError> {
+        MasterKeys::load_or_create(&self.config.master_key_path())
+            .map(Arc::new)
+            .map_err(|e| RepoError::Refused(e.to_string()))
+    }
 }
 
 pub async fn run(config: Config, args: AdminArgs) -> ExitCode {
@@ -86,16 +98,19 @@ pub fn id_arg<T: std::str::FromStr>(s: &str) -> Result<T, String> {
     s.parse().map_err(|_| format!("`{s}` is not a valid id"))
 }
 
-/// Webhook signing secrets read from the store, for the notifier.
-pub struct StoreSecrets(pub Store);
+/// Webhook signing secrets read from the store and opened with the master key, for the notifier.
+pub struct StoreSecrets {
+    pub store: Store,
+    pub keys: Arc<MasterKeys>,
+}
 
 #[async_trait]
 impl notifier::SecretSource for StoreSecrets {
     async fn signing_secrets(&self, company: &CompanyId) -> Result<Vec<String>, notifier::SecretError> {
-        let company = company.clone();
+        let (company, keys) = (company.clone(), self.keys.clone());
         match self
-            .0
-            .read(move |c| companies::signing_secrets(c, &company, chrono::Utc::now()))
+            .store
+            .read(move |c| companies::signing_secrets(c, &company, &keys, chrono::Utc::now()))
             .await
         {
             Ok(s) => Ok(s),

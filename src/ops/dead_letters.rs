@@ -22,7 +22,7 @@ enum Command {
     List,
     /// Put dead letters back on their queue (once their cause is fixed).
     Replay {
-        /// Only this queue (`jobs.realtime`, `jobs.batch`, `results`, `events`).
+        /// Only this queue (`jobs.realtime`, `jobs.batch`, `results`, `events`, `jobs.realtime.overflow`).
         #[arg(long)]
         queue: Option<String>,
         /// At most this many messages per queue.

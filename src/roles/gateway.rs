@@ -2,7 +2,9 @@
 
 use crate::backends::Backends;
 use common::config::Config;
-use gateway::rate_limit::RateLimiter;
+use common::sandbox::{Sandbox, SandboxCommand, PAGE_COUNT_ADDRESS_SPACE_MB};
+use gateway::client_addr::TrustedProxies;
+use gateway::rate_limit::{EdgeLimits, RateLimiter};
 use gateway::state::AppState;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,18 +12,33 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Binds the listener and starts the gateway's tasks; returns the bound address.
-pub async fn start(
-    config: &Config,
-    backends: &Backends,
-    tasks: &mut JoinSet<()>,
-    shutdown: &CancellationToken,
-) -> anyhow::Result<SocketAddr> {
-    let store = backends.store()?.clone();
-    let listener = tokio::net::TcpListener::bind(config.listen)
+/// Sandbox children counting PDF pages at the edge: a count takes milliseconds, so a few suffice.
+const EDGE_PARSERS: usize = 4;
+
+/// The addresses the gateway listens on.
+pub struct Bound {
+    /// The API and the pages.
+    pub http: SocketAddr,
+    /// `/metrics` alone.
+    pub metrics: SocketAddr,
+}
+
+async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} ({what}): {e}"))
+}
+
+/// Binds the listeners and starts the gateway's tasks; returns the bound addresses.
+pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>, shutdown: &CancellationToken) -> anyhow::Result<Bound> {
+    let store = backends.store()?.clone();
+    let listener = bind(config.listen, "SCEAU_LISTEN").await?;
+    let metrics_listener = bind(config.metrics_listen, "SCEAU_METRICS_LISTEN").await?;
     let bound = listener.local_addr()?;
+    let metrics_bound = metrics_listener.local_addr()?;
+    let metrics_handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?;
     let outbox_wake = Arc::new(Notify::new());
     let state = AppState {
         store: store.clone(),
@@ -32,8 +49,10 @@ pub async fn start(
         batch_window: config.batch_window,
         webhook_allow_hosts: Arc::new(config.webhook_allow_hosts.clone()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(config.realtime_rate_per_minute)),
+        edge_limits: Arc::new(EdgeLimits::default()),
+        trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
-        metrics: metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder().ok(),
+        sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
     };
     let recorder = gateway::recorder::Recorder {
         store: store.clone(),
@@ -70,5 +89,14 @@ pub async fn start(
             tracing::error!(error = %e, "HTTP server stopped");
         }
     });
-    Ok(bound)
+    let metrics_shutdown = shutdown.clone();
+    tasks.spawn(async move {
+        if let Err(e) = gateway::metrics_listener::serve(metrics_listener, metrics_handle, metrics_shutdown).await {
+            tracing::error!(error = %e, "metrics server stopped");
+        }
+    });
+    Ok(Bound {
+        http: bound,
+        metrics: metrics_bound,
+    })
 }

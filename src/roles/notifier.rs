@@ -21,7 +21,10 @@ pub fn settings(config: &Config) -> anyhow::Result<notifier::NotifierConfig> {
 
 pub fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>, shutdown: &CancellationToken) -> anyhow::Result<()> {
     let settings = settings(config)?;
-    let secrets = Arc::new(crate::admin::StoreSecrets(backends.store()?.clone()));
+    let secrets = Arc::new(crate::admin::StoreSecrets {
+        store: backends.store()?.clone(),
+        keys: backends.keys.clone(),
+    });
     let (queue, shutdown) = (backends.queue.clone(), shutdown.clone());
     tasks.spawn(async move {
         if let Err(e) = notifier::run(queue, secrets, settings, shutdown).await {

@@ -24,8 +24,10 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     let mut tasks = JoinSet::new();
     if matches!(role, Role::Gateway | Role::All) {
         let bound = super::gateway::start(&config, &backends, &mut tasks, &shutdown).await?;
-        // Tests and scripts read this line to find the port.
-        println!("sceau listening on http://{bound}");
+        // Tests and scripts read these lines to find the ports.
+        println!("sceau listening on http://{}", bound.http);
+        println!("sceau metrics on http://{}", bound.metrics);
+        tracing::info!(listen = %bound.http, metrics = %bound.metrics, "listening");
     }
     if matches!(role, Role::Worker | Role::All) {
         super::worker::start(&config, &backends, config.workers, &mut tasks, &shutdown)?;

@@ -3,11 +3,13 @@
 
 use crate::backends::Backends;
 use common::config::Config;
+use common::sandbox::{Sandbox, SandboxCommand, ANALYSIS_ADDRESS_SPACE_MB};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use worker::analysis::{BuiltinEngine, EngineOptions};
+use worker::analysis::{BuiltinEngine, EngineOptions, SandboxedEngine};
 
-/// Builds the analysis engine (trust list, register, OCR probe), then starts the pool and the reaper.
+/// Checks the analysis engine builds (trust list, register, OCR probe), then starts the pool and the
+/// reaper.
 pub fn start(
     config: &Config,
     backends: &Backends,
@@ -15,7 +17,11 @@ pub fn start(
     tasks: &mut JoinSet<()>,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<()> {
-    let engine = BuiltinEngine::build(EngineOptions::from_config(config))?;
+    // Built once here so a bad trust list or register fails at start, with its warnings logged once;
+    // the documents themselves are analysed by the same engine inside sandbox children.
+    drop(BuiltinEngine::build(EngineOptions::from_config(config))?);
+    let sandbox = Sandbox::new(SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine(), concurrency);
+    let engine = SandboxedEngine::new(sandbox, config.analysis_timeout);
     let pool = worker::jobs::Worker {
         queue: backends.queue.clone(),
         blobs: backends.blobs.clone(),

@@ -50,6 +50,7 @@ fn default_env(dir: &Path) -> Vec<(String, String)> {
     [
         ("SCEAU_DATA_DIR", dir.join("data").display().to_string()),
         ("SCEAU_LISTEN", "127.0.0.1:0".into()),
+        ("SCEAU_METRICS_LISTEN", "127.0.0.1:0".into()),
         ("SCEAU_WEBHOOK_ALLOW_HOSTS", "127.0.0.1".into()),
         ("SCEAU_RETRY_SCHEDULE", "200ms,200ms,200ms".into()),
         ("SCEAU_SWEEP_INTERVAL_MS", "100".into()),
@@ -81,6 +82,8 @@ pub fn mode() -> Mode {
 pub struct Service {
     pub dir: TempDir,
     pub base: String,
+    /// Base URL of the gateway's metrics listener (`/metrics` is not on `base`).
+    pub metrics_base: String,
     pub env: Vec<(String, String)>,
     pub mode: Mode,
     processes: Vec<(String, Child)>,
@@ -136,6 +139,7 @@ impl Service {
         let mut service = Service {
             dir,
             base: String::new(),
+            metrics_base: String::new(),
             env,
             mode,
             processes: Vec::new(),
@@ -169,7 +173,8 @@ impl Service {
         }
     }
 
-    /// Spawns one role; when `announces` it waits for its "listening on" line and returns the URL.
+    /// Spawns one role; when `announces` it waits for its "listening on" and "metrics on" lines,
+    /// keeps the metrics URL and returns the main one.
     pub fn spawn(&mut self, role: &str, args: &[&str], announces: bool) -> Option<String> {
         let mut cmd = Command::new(BIN);
         cmd.args(args)
@@ -182,7 +187,10 @@ impl Service {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(addr) = line.strip_prefix("sceau listening on ") {
-                    let _ = tx.send(addr.to_owned());
+                    let _ = tx.send((false, addr.to_owned()));
+                }
+                if let Some(addr) = line.strip_prefix("sceau metrics on ") {
+                    let _ = tx.send((true, addr.to_owned()));
                 }
             }
         });
@@ -190,10 +198,15 @@ impl Service {
         if !announces {
             return None;
         }
-        Some(
-            rx.recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("sceau {args:?} did not start; log: {}", self.log())),
-        )
+        let (mut base, mut metrics) = (None, None);
+        while base.is_none() || metrics.is_none() {
+            let (is_metrics, addr) = rx
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("sceau {args:?} did not start; log: {}", self.log()));
+            *(if is_metrics { &mut metrics } else { &mut base }) = Some(addr);
+        }
+        self.metrics_base = metrics.unwrap_or_default();
+        base
     }
 
     fn log_path(&self) -> PathBuf {
@@ -206,6 +219,11 @@ impl Service {
             .append(true)
             .open(self.log_path())
             .expect("log file")
+    }
+
+    /// The process ids of every running process of the service (all roles).
+    pub fn pids(&self) -> Vec<(String, u32)> {
+        self.processes.iter().map(|(role, child)| (role.clone(), child.id())).collect()
     }
 
     pub fn log(&self) -> String {

@@ -25,12 +25,61 @@ struct Inner {
     received: Vec<Received>,
     /// Statuses to answer, in order; 200 once exhausted.
     script: VecDeque<u16>,
+    /// A holding receiver: requests open now, the most ever open at once, and requests ended
+    /// (answered, or dropped by the sender).
+    open: usize,
+    max_open: usize,
+    ended: usize,
 }
 
 #[derive(Clone)]
 pub struct Receiver {
     inner: Arc<Mutex<Inner>>,
     pub url: String,
+    /// A holding receiver answers once this turns true.
+    gate: Gate,
+}
+
+/// Opens a holding receiver.
+type Gate = Arc<tokio::sync::watch::Sender<bool>>;
+
+/// How a holding receiver's requests stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    pub open: usize,
+    pub max_open: usize,
+    pub ended: usize,
+}
+
+/// Counts a held request as open until it is answered or dropped.
+struct Open(Arc<Mutex<Inner>>);
+
+impl Open {
+    fn enter(inner: Arc<Mutex<Inner>>) -> Open {
+        {
+            let mut i = inner.lock().expect("receiver lock");
+            i.open += 1;
+            i.max_open = i.max_open.max(i.open);
+        }
+        Open(inner)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        let mut i = self.0.lock().expect("receiver lock");
+        i.open -= 1;
+        i.ended += 1;
+    }
+}
+
+/// Records the delivery, then holds the request open until the gate opens.
+async fn receive_held(State((inner, gate)): State<(Arc<Mutex<Inner>>, Gate)>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let _open = Open::enter(inner.clone());
+    let status = receive(State(inner), headers, body).await;
+    let mut opened = gate.subscribe();
+    let _ = opened.wait_for(|open| *open).await;
+    status
 }
 
 fn verify(secret: &str, id: &str, ts: &str, body: &[u8], header: &str) -> bool {
@@ -74,7 +123,42 @@ impl Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
         let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Receiver { inner, url }
+        Receiver {
+            inner,
+            url,
+            gate: Arc::new(tokio::sync::watch::channel(true).0),
+        }
+    }
+
+    /// Starts a receiver that records each delivery on arrival and answers none until
+    /// [`Receiver::release`]: a receiver that hangs.
+    pub async fn start_holding(secret: &str) -> Receiver {
+        let inner = Arc::new(Mutex::new(Inner {
+            secret: secret.to_owned(),
+            ..Default::default()
+        }));
+        let gate = Arc::new(tokio::sync::watch::channel(false).0);
+        let app = axum::Router::new()
+            .route("/hook", post(receive_held))
+            .with_state((inner.clone(), gate.clone()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Receiver { inner, url, gate }
+    }
+
+    /// Lets a holding receiver answer everything, now and from now on.
+    pub fn release(&self) {
+        self.gate.send_replace(true);
+    }
+
+    pub fn held(&self) -> Held {
+        let i = self.inner.lock().expect("receiver lock");
+        Held {
+            open: i.open,
+            max_open: i.max_open,
+            ended: i.ended,
+        }
     }
 
     pub fn received(&self) -> Vec<Received> {

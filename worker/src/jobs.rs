@@ -5,6 +5,7 @@
 
 use crate::analysis::{Engine, EngineError};
 use crate::flags::LiveFlags;
+use crate::share::RealtimeShare;
 use common::analysis::AnalysisInput;
 use common::blobs::BlobStore;
 use common::domain::{DocumentCategory, ItemError};
@@ -49,6 +50,19 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// How long a slot that just moved a job to the overflow lane waits for the real-time lane's
+/// next job before it looks at the other lanes again.
+const MOVE_GRACE: Duration = Duration::from_millis(250);
+
+/// What became of a delivery, for the slot's next look at the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handled {
+    /// Processed, settled or dropped.
+    Done,
+    /// Moved to the overflow lane, its company being over its share here.
+    Moved,
+}
+
 #[derive(Debug, thiserror::Error)]
 enum JobError {
     #[error(transparent)]
@@ -60,33 +74,60 @@ enum JobError {
 impl Worker {
     /// Runs `concurrency` consumers until `shutdown`; each finishes its job in hand first.
     pub async fn run(self, concurrency: usize, shutdown: CancellationToken) {
+        let share = Arc::new(RealtimeShare::for_concurrency(concurrency.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
         for slot in 0..concurrency.max(1) {
             let worker = self.clone();
-            let shutdown = shutdown.clone();
-            tasks.spawn(async move { worker.consume(slot, shutdown).await });
+            let (share, shutdown) = (share.clone(), shutdown.clone());
+            tasks.spawn(async move { worker.consume(slot, &share, shutdown).await });
         }
         while tasks.join_next().await.is_some() {}
     }
 
-    async fn consume(&self, slot: usize, shutdown: CancellationToken) {
+    async fn consume(&self, slot: usize, share: &RealtimeShare, shutdown: CancellationToken) {
+        let mut handled = Handled::Done;
         loop {
             if !self.may_take_work(slot, &shutdown).await {
                 return;
             }
+            // Right after a move to the overflow lane, the real-time lane's next job is awaited a
+            // moment on its own: the move freed a place the broker fills within milliseconds when
+            // the lane holds more, and another company's journey may be among them.
+            let (lanes, grace) = match handled {
+                Handled::Moved => (&[Topic::JobsRealtime][..], MOVE_GRACE),
+                Handled::Done => (self.lanes(), Duration::MAX),
+            };
             // Waiting for a job stops as soon as a drain starts: the job stays with the queue.
             let delivery = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = self.drain_started() => continue,
-                d = self.queue.receive(&[Topic::JobsRealtime, Topic::JobsBatch]) => d,
+                received = tokio::time::timeout(grace, self.queue.receive(lanes)) => match received {
+                    Ok(d) => d,
+                    Err(_) => {
+                        handled = Handled::Done;
+                        continue;
+                    }
+                },
             };
+            handled = Handled::Done;
             match delivery {
-                Ok(d) => self.handle(d).await,
+                Ok(d) => handled = self.handle(d, share).await,
                 Err(e) => {
                     tracing::error!(slot, error = %e, "cannot take jobs; retrying");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
+        }
+    }
+
+    /// The topics jobs are taken from, in priority order: real-time first, then, on a queue that
+    /// leaves sharing the real-time lane to the workers, the real-time jobs over their company's
+    /// share, then batch.
+    fn lanes(&self) -> &'static [Topic] {
+        if self.queue.shares_fairly(Topic::JobsRealtime) {
+            &[Topic::JobsRealtime, Topic::JobsBatch]
+        } else {
+            &[Topic::JobsRealtime, Topic::JobsRealtimeOverflow, Topic::JobsBatch]
         }
     }
 
@@ -118,7 +159,7 @@ impl Worker {
         }
     }
 
-    async fn handle(&self, delivery: Delivery) {
+    async fn handle(&self, delivery: Delivery, share: &RealtimeShare) -> Handled {
         let _busy = InFlight::enter(&self.in_flight);
         let job = match serde_json::from_slice::<Job>(&delivery.payload) {
             Ok(Job::V1(job)) => job,
@@ -126,8 +167,20 @@ impl Worker {
                 // It can never succeed: drop it loudly rather than loop on it.
                 tracing::error!(error = %e, "undecodable job dropped");
                 let _ = self.queue.ack(&delivery).await;
-                return;
+                return Handled::Done;
             }
+        };
+        // Held until the job is settled: the company's place in this worker's real-time share.
+        let _share = match delivery.topic {
+            Topic::JobsRealtime if !self.queue.shares_fairly(Topic::JobsRealtime) => match share.try_take(&job.company_id) {
+                Some(slot) => Some(slot),
+                None => {
+                    self.overflow(&delivery, &job).await;
+                    return Handled::Moved;
+                }
+            },
+            Topic::JobsRealtimeOverflow => Some(share.take(&job.company_id)),
+            _ => None,
         };
         match self.process(&job).await {
             Ok(()) => {
@@ -138,6 +191,29 @@ impl Worker {
             Err(e) => {
                 tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later");
                 let _ = self.queue.nack(&delivery, Duration::from_secs(2)).await;
+            }
+        }
+        Handled::Done
+    }
+
+    /// Moves a real-time job whose company has its share of this worker in flight to the
+    /// overflow lane, served once the real-time lane is empty, then lets go of this copy. A crash
+    /// between the two leaves two copies; the recorder keeps the first result.
+    async fn overflow(&self, delivery: &Delivery, job: &JobV1) {
+        let moved = self
+            .queue
+            .publish(Topic::JobsRealtimeOverflow, delivery.payload.clone(), Duration::ZERO)
+            .await;
+        match moved {
+            Ok(()) => {
+                tracing::debug!(company = %job.company_id, "company has its real-time share in flight; job moved to the overflow lane");
+                if let Err(e) = self.queue.ack(delivery).await {
+                    tracing::warn!(error = %e, "ack of a job moved to the overflow lane failed; it will come back");
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not move a real-time job to the overflow lane; handed back");
+                let _ = self.queue.nack(delivery, Duration::from_secs(2)).await;
             }
         }
     }
@@ -334,10 +410,10 @@ mod poison_tests {
         let dir = std::env::temp_dir().join(format!("sceau-poison-{}", common::ids::random_hex(8)));
         let store = Store::open(&dir.join("db.sqlite")).unwrap();
         let keys = std::sync::Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
-        let blobs = BlobStore::new(dir.join("blobs"), keys).unwrap();
+        let blobs = BlobStore::new(dir.join("blobs"), keys.clone()).unwrap();
         let now = chrono::Utc::now();
         let company = store
-            .write(move |tx| common::store::companies::create(tx, "Acme", common::domain::Licence::Group, now))
+            .write(move |tx| common::store::companies::create(tx, "Acme", common::domain::Licence::Group, &keys, now))
             .await
             .unwrap()
             .company

@@ -4,3 +4,4 @@ pub mod analysis;
 pub mod flags;
 pub mod jobs;
 pub mod reaper;
+mod share;

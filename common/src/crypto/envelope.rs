@@ -64,18 +64,29 @@ impl MasterKeys {
         if !path.exists() {
             Self::create_file(path).map_err(|e| err(e.to_string()))?;
         }
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        Self::parse(&text).map_err(err)
+        Self::open_existing(path)
     }
 
     /// Loads an existing key file; never creates one (processes that only read documents).
+    /// A file group or others may read or write is refused: the key opens every document.
     pub fn open_existing(path: &Path) -> Result<Self, EnvelopeError> {
         let err = |reason: String| EnvelopeError::KeyFile {
             path: path.display().to_string(),
             reason,
         };
+        if let Some(reason) = crate::private_fs::shared_access(path).map_err(|e| err(e.to_string()))? {
+            return Err(err(reason));
+        }
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         Self::parse(&text).map_err(err)
+    }
+
+    /// A fresh key held in memory only, for tests that seal without a data directory.
+    #[cfg(any(test, feature = "test-fixtures"))]
+    pub fn ephemeral() -> Self {
+        let mut key = [0u8; KEY_LEN];
+        crate::ids::random_bytes(&mut key);
+        Self::parse(&format!("test:{}", STANDARD.encode(key))).expect("a fresh key parses")
     }
 
     fn create_file(path: &Path) -> std::io::Result<()> {
@@ -131,26 +142,27 @@ impl MasterKeys {
             )
             .expect("AES-GCM sealing of 32 bytes cannot fail");
 
+        // One buffer, encrypted in place after its header: sealing a 10 MB document holds the
+        // plaintext and this buffer, not three copies.
         let data_nonce = random_nonce();
-        let mut body = Vec::with_capacity(plaintext.len() + TAG_LEN);
-        body.extend_from_slice(plaintext);
-        aead_key(&data_key)
-            .expect("a 32-byte key is a valid AES-256 key")
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(data_nonce),
-                Aad::from(associated_data.as_bytes()),
-                &mut body,
-            )
-            .expect("AES-GCM sealing within size limits cannot fail");
-
-        let mut out = Vec::with_capacity(4 + 1 + self.current.len() + 2 * NONCE_LEN + wrapped.len() + body.len());
+        let header_len = MAGIC.len() + 1 + self.current.len() + 2 * NONCE_LEN + wrapped.len();
+        let mut out = Vec::with_capacity(header_len + plaintext.len() + TAG_LEN);
         out.extend_from_slice(MAGIC);
         out.push(self.current.len() as u8);
         out.extend_from_slice(self.current.as_bytes());
         out.extend_from_slice(&wrap_nonce);
         out.extend_from_slice(&wrapped);
         out.extend_from_slice(&data_nonce);
-        out.extend_from_slice(&body);
+        out.extend_from_slice(plaintext);
+        let tag = aead_key(&data_key)
+            .expect("a 32-byte key is a valid AES-256 key")
+            .seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(data_nonce),
+                Aad::from(associated_data.as_bytes()),
+                &mut out[header_len..],
+            )
+            .expect("AES-GCM sealing within size limits cannot fail");
+        out.extend_from_slice(tag.as_ref());
         out
     }
 
@@ -278,5 +290,11 @@ mod tests {
         let blob = first.seal("ad", b"x");
         let again = MasterKeys::load_or_create(&path).unwrap();
         assert_eq!(again.open("ad", &blob).unwrap(), b"x");
+
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        for refused in [MasterKeys::load_or_create(&path), MasterKeys::open_existing(&path)] {
+            let message = refused.unwrap_err().to_string();
+            assert!(message.contains("group or others") && message.contains("chmod 600"), "{message}");
+        }
     }
 }

@@ -29,16 +29,30 @@ use topology::Route;
 pub struct AmqpOptions {
     /// Unacknowledged deliveries per consumer: the consumer's free slots (worker concurrency).
     pub prefetch: u16,
+    /// Unacknowledged webhook events, when the notifier's delivery slots are not the worker's
+    /// (`None`: `prefetch`). Fewer than its slots would let a receiver that hangs hold them all.
+    pub events_prefetch: Option<u16>,
     /// A message handed out this many times is dead-lettered instead of retried (poison limit).
     pub delivery_limit: u32,
     /// How long a publish may take, waiting for a connection included, before it is an error.
     pub confirm_timeout: Duration,
 }
 
+impl AmqpOptions {
+    /// The prefetch of `topic`'s consumer.
+    fn prefetch_for(&self, topic: Topic) -> u16 {
+        match (topic, self.events_prefetch) {
+            (Topic::Events, Some(events)) => events,
+            _ => self.prefetch,
+        }
+    }
+}
+
 impl Default for AmqpOptions {
     fn default() -> Self {
         AmqpOptions {
             prefetch: 1,
+            events_prefetch: None,
             delivery_limit: 5,
             confirm_timeout: Duration::from_secs(5),
         }
@@ -287,7 +301,7 @@ impl Queue for AmqpQueue {
 }
 
 fn check_options(options: &AmqpOptions) -> Result<(), QueueError> {
-    let problem = if options.prefetch == 0 {
+    let problem = if options.prefetch == 0 || options.events_prefetch == Some(0) {
         "prefetch must be at least 1 (0 would mean unlimited)"
     } else if options.delivery_limit == 0 {
         "delivery_limit must be at least 1"

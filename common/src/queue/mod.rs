@@ -18,10 +18,20 @@ pub enum Topic {
     Results,
     /// Webhook deliveries, for the notifier.
     Events,
+    /// Real-time jobs a worker found over their company's share of its slots, on a queue that
+    /// does not share the real-time lane by itself (RabbitMQ): served when `JobsRealtime` is
+    /// empty, before batch jobs, so another company's journey never waits behind a burst.
+    JobsRealtimeOverflow,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 4] = [Topic::JobsRealtime, Topic::JobsBatch, Topic::Results, Topic::Events];
+    pub const ALL: [Topic; 5] = [
+        Topic::JobsRealtime,
+        Topic::JobsBatch,
+        Topic::Results,
+        Topic::Events,
+        Topic::JobsRealtimeOverflow,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -29,11 +39,18 @@ impl Topic {
             Topic::JobsBatch => "jobs.batch",
             Topic::Results => "results",
             Topic::Events => "events",
+            Topic::JobsRealtimeOverflow => "jobs.realtime.overflow",
         }
     }
 
     pub fn parse(s: &str) -> Option<Topic> {
         Topic::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Whether the topic is shared fairly among the companies that publish on it: one company's
+    /// burst of journeys must not make another's customer wait behind it.
+    pub fn shared_by_owners(self) -> bool {
+        matches!(self, Topic::JobsRealtime)
     }
 }
 
@@ -72,6 +89,21 @@ pub enum QueueError {
 pub trait Queue: Send + Sync + 'static {
     /// Publishes durably; `delay` postpones visibility (webhook retries).
     async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError>;
+
+    /// Publishes at once a message of `owner` (a company). On a topic shared by owners, a backend
+    /// that [`shares_fairly`](Queue::shares_fairly) hands out next the ready message of the owner
+    /// with the fewest messages in flight and ahead of it; others just publish.
+    async fn publish_owned(&self, topic: Topic, owner: &str, payload: Vec<u8>) -> Result<(), QueueError> {
+        let _ = owner;
+        self.publish(topic, payload, Duration::ZERO).await
+    }
+
+    /// Whether `receive` already shares `topic` fairly among its owners, so that consumers need
+    /// not (see the worker's real-time share).
+    fn shares_fairly(&self, topic: Topic) -> bool {
+        let _ = topic;
+        false
+    }
 
     /// Waits for the next message of the first topic (in the given priority order) that has one.
     async fn receive(&self, topics: &[Topic]) -> Result<Delivery, QueueError>;

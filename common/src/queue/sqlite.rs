@@ -71,14 +71,11 @@ impl SqliteQueue {
             .write(move |tx| {
                 let now = now_ms();
                 for topic in topics {
-                    while let Some((id, payload, attempts)) = tx
-                        .query_row(
-                            "SELECT id, payload, attempts FROM queue_messages WHERE topic = ?1 AND available_at <= ?2 ORDER BY available_at, id LIMIT 1",
-                            params![topic.as_str(), now],
-                            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?, r.get::<_, u32>(2)?)),
-                        )
-                        .optional()?
-                    {
+                    while let Some(id) = next_ready(tx, topic, now)? {
+                        let (payload, attempts) =
+                            tx.query_row("SELECT payload, attempts FROM queue_messages WHERE id = ?1", [id], |r| {
+                                Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, u32>(1)?))
+                            })?;
                         if attempts >= max_attempts {
                             dead_letter(tx, id)?;
                             continue;
@@ -88,12 +85,36 @@ impl SqliteQueue {
                             "UPDATE queue_messages SET attempts = attempts + 1, available_at = ?2, leased_until = ?2 WHERE id = ?1",
                             params![id, lease_end],
                         )?;
-                        return Ok(Some(Delivery { topic, payload, attempts: attempts + 1, tag: id as u64 }));
+                        return Ok(Some(Delivery {
+                            topic,
+                            payload,
+                            attempts: attempts + 1,
+                            tag: id as u64,
+                        }));
                     }
                 }
                 Ok(None)
             })
             .await
+    }
+
+    async fn insert(&self, topic: Topic, owner: Option<String>, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
+        let at = now_ms() + ms(delay);
+        self.store
+            .write(move |tx| {
+                let turn: i64 = match &owner {
+                    Some(owner) => tx.query_row(NEXT_TURN, params![topic.as_str(), owner], |r| r.get(0))?,
+                    None => 0,
+                };
+                tx.execute(
+                    "INSERT INTO queue_messages (topic, payload, available_at, owner, turn) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![topic.as_str(), payload, at, owner, turn],
+                )?;
+                Ok::<_, QueueError>(())
+            })
+            .await?;
+        self.wake.notify_waiters();
+        Ok(())
     }
 
     /// Poison messages of a topic.
@@ -145,6 +166,33 @@ impl SqliteQueue {
     }
 }
 
+/// The oldest ready message.
+const OLDEST_READY: &str = "SELECT id FROM queue_messages WHERE topic = ?1 AND available_at <= ?2 ORDER BY available_at, id LIMIT 1";
+
+/// The ready message of the earliest turn, the oldest on a tie (see [`NEXT_TURN`]).
+const EARLIEST_TURN_READY: &str =
+    "SELECT id FROM queue_messages WHERE topic = ?1 AND available_at <= ?2 ORDER BY turn, available_at, id LIMIT 1";
+
+/// The turn of a new message of owner `?2` on topic `?1`: right after the owner's last message
+/// still queued (ready or in flight), and never before the earliest turn queued. Owners thus
+/// take turns: a company's tenth job waits for the first job of every other company, and a
+/// company with nothing queued joins at the head of the line, whatever others have queued.
+const NEXT_TURN: &str = "
+SELECT max(
+    coalesce((SELECT max(turn) + 1 FROM queue_messages WHERE topic = ?1 AND owner = ?2), 0),
+    coalesce((SELECT min(turn) FROM queue_messages WHERE topic = ?1), 0)
+)";
+
+/// The id of the message of `topic` to hand out next, if one is ready at `now`.
+fn next_ready(tx: &rusqlite::Transaction<'_>, topic: Topic, now: i64) -> rusqlite::Result<Option<i64>> {
+    let sql = if topic.shared_by_owners() {
+        EARLIEST_TURN_READY
+    } else {
+        OLDEST_READY
+    };
+    tx.query_row(sql, params![topic.as_str(), now], |r| r.get(0)).optional()
+}
+
 fn dead_letter(tx: &rusqlite::Transaction<'_>, id: i64) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO queue_dead_letters (id, topic, payload, attempts, dead_at) SELECT id, topic, payload, attempts, ?2 FROM queue_messages WHERE id = ?1",
@@ -158,18 +206,15 @@ fn dead_letter(tx: &rusqlite::Transaction<'_>, id: i64) -> rusqlite::Result<()> 
 #[async_trait]
 impl Queue for SqliteQueue {
     async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
-        let at = now_ms() + ms(delay);
-        self.store
-            .write(move |tx| {
-                tx.execute(
-                    "INSERT INTO queue_messages (topic, payload, available_at) VALUES (?1, ?2, ?3)",
-                    params![topic.as_str(), payload, at],
-                )?;
-                Ok::<_, QueueError>(())
-            })
-            .await?;
-        self.wake.notify_waiters();
-        Ok(())
+        self.insert(topic, None, payload, delay).await
+    }
+
+    async fn publish_owned(&self, topic: Topic, owner: &str, payload: Vec<u8>) -> Result<(), QueueError> {
+        self.insert(topic, Some(owner.to_owned()), payload, Duration::ZERO).await
+    }
+
+    fn shares_fairly(&self, topic: Topic) -> bool {
+        topic.shared_by_owners()
     }
 
     async fn receive(&self, topics: &[Topic]) -> Result<Delivery, QueueError> {
@@ -236,6 +281,62 @@ mod tests {
         assert_eq!((again.payload.as_slice(), again.attempts), (b"batch".as_slice(), 2));
         q.ack(&again).await.unwrap();
         assert!(q.depth().await.unwrap().is_empty());
+    }
+
+    /// Company A puts ten journeys' jobs on the real-time lane at once, then B and C one each:
+    /// taken one at a time and still in flight, B's and C's come right after A's first, not after
+    /// A's tenth; A's keep their order.
+    #[tokio::test]
+    async fn the_real_time_lane_takes_companies_in_turn() {
+        let (q, _store) = queue(5);
+        for i in 0..10 {
+            q.publish_owned(Topic::JobsRealtime, "A", format!("A{i}").into_bytes())
+                .await
+                .unwrap();
+        }
+        q.publish_owned(Topic::JobsRealtime, "B", b"B0".to_vec()).await.unwrap();
+        q.publish_owned(Topic::JobsRealtime, "C", b"C0".to_vec()).await.unwrap();
+        let mut order = Vec::new();
+        let mut held = Vec::new();
+        for _ in 0..12 {
+            let d = q.receive(&[Topic::JobsRealtime]).await.unwrap();
+            order.push(String::from_utf8(d.payload.clone()).unwrap());
+            held.push(d);
+        }
+        assert_eq!(&order[..4], ["A0", "B0", "C0", "A1"], "{order:?}");
+        let a: Vec<&String> = order.iter().filter(|p| p.starts_with('A')).collect();
+        assert_eq!(a, (0..10).map(|i| format!("A{i}")).collect::<Vec<_>>().iter().collect::<Vec<_>>());
+        for d in &held {
+            q.ack(d).await.unwrap();
+        }
+    }
+
+    /// A finished job frees its company's turn: taken and acked one by one, B's single job is
+    /// second, and a late one of B's goes ahead of A's backlog too.
+    #[tokio::test]
+    async fn finished_jobs_give_their_turn_back() {
+        let (q, _store) = queue(5);
+        for i in 0..5 {
+            q.publish_owned(Topic::JobsRealtime, "A", format!("A{i}").into_bytes())
+                .await
+                .unwrap();
+        }
+        q.publish_owned(Topic::JobsRealtime, "B", b"B0".to_vec()).await.unwrap();
+        let mut order = Vec::new();
+        for step in 0..6 {
+            if step == 2 {
+                q.publish_owned(Topic::JobsRealtime, "B", b"B1".to_vec()).await.unwrap();
+            }
+            let d = q.receive(&[Topic::JobsRealtime]).await.unwrap();
+            order.push(String::from_utf8(d.payload.clone()).unwrap());
+            q.ack(&d).await.unwrap();
+        }
+        assert_eq!(order, ["A0", "B0", "A1", "B1", "A2", "A3"]);
+        // Topics not shared by owners stay first in, first out.
+        for p in [b"x1", b"x2"] {
+            q.publish(Topic::JobsBatch, p.to_vec(), Duration::ZERO).await.unwrap();
+        }
+        assert_eq!(q.receive(&[Topic::JobsBatch]).await.unwrap().payload, b"x1");
     }
 
     #[tokio::test]

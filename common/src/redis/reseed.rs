@@ -344,8 +344,24 @@ mod tests {
         let window = batches::WINDOW;
         store
             .write(move |tx| {
-                let on = companies::create(tx, "Société A", Licence::Standard, now)?.company.id;
-                let off = companies::create(tx, "Société B", Licence::Standard, now)?.company.id;
+                let on = companies::create(
+                    tx,
+                    "Société A",
+                    Licence::Standard,
+                    &crate::crypto::envelope::MasterKeys::ephemeral(),
+                    now,
+                )?
+                .company
+                .id;
+                let off = companies::create(
+                    tx,
+                    "Société B",
+                    Licence::Standard,
+                    &crate::crypto::envelope::MasterKeys::ephemeral(),
+                    now,
+                )?
+                .company
+                .id;
                 companies::set(tx, &off, Some(false), None)?;
                 let open = batches::create(tx, &on, None, None, window, now)?.id;
                 let in_progress = batches::create(tx, &on, None, None, window, now)?.id;

@@ -602,7 +602,9 @@ mod tests {
         let outcome = store
             .write(|tx| {
                 let now = Utc::now();
-                let company = companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+                let company = companies::create(tx, "Acme", Licence::Group, &crate::crypto::envelope::MasterKeys::ephemeral(), now)?
+                    .company
+                    .id;
                 let window = WINDOW;
                 let mut first_item = None;
                 for _ in 0..2 {

@@ -1,7 +1,11 @@
 //! Companies (tenants): creation with their default batch workflows, settings, webhook secrets.
+//! The secrets are sealed with the master key and bound to their company: the database files
+//! never hold one in clear, and a sealed secret copied to another company does not open.
 
 use super::error::{stored, RepoError};
 use super::workflows;
+use super::StoreError;
+use crate::crypto::envelope::MasterKeys;
 use crate::crypto::webhook_signature::generate_secret;
 use crate::domain::{DocumentCategory, Licence};
 use crate::ids::CompanyId;
@@ -34,8 +38,26 @@ fn build(row: (String, String, String, bool, u32, String)) -> Result<Company, Re
     })
 }
 
+/// The associated data binding a sealed webhook secret to its company.
+pub fn webhook_secret_context(company: &str) -> String {
+    format!("company={company};webhook-secret")
+}
+
+/// The sealed form of `secret`, as the database keeps it.
+pub fn seal_secret(keys: &MasterKeys, company: &str, secret: &str) -> Vec<u8> {
+    keys.seal(&webhook_secret_context(company), secret.as_bytes())
+}
+
+fn open_secret(keys: &MasterKeys, company: &CompanyId, sealed: &[u8]) -> Result<String, RepoError> {
+    let unreadable = |why: String| RepoError::Store(StoreError::Corrupt(format!("the webhook secret of {company}: {why}")));
+    let plain = keys
+        .open(&webhook_secret_context(company.as_str()), sealed)
+        .map_err(|e| unreadable(e.to_string()))?;
+    String::from_utf8(plain).map_err(|_| unreadable("not text".into()))
+}
+
 /// Creates a company, its webhook secret, and one default batch workflow per category.
-pub fn create(tx: &Connection, name: &str, licence: Licence, now: DateTime<Utc>) -> Result<Created, RepoError> {
+pub fn create(tx: &Connection, name: &str, licence: Licence, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Created, RepoError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(RepoError::Invalid {
@@ -46,8 +68,14 @@ pub fn create(tx: &Connection, name: &str, licence: Licence, now: DateTime<Utc>)
     let id = CompanyId::generate(now);
     let secret = generate_secret();
     tx.execute(
-        "INSERT INTO companies (id, name, licence, webhook_secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![id.as_str(), name, licence.as_str(), secret, crate::time::format(now)],
+        "INSERT INTO companies (id, name, licence, webhook_secret_sealed, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![
+            id.as_str(),
+            name,
+            licence.as_str(),
+            seal_secret(keys, id.as_str(), &secret),
+            crate::time::format(now)
+        ],
     )?;
     for category in DocumentCategory::ALL {
         let label = match category {
@@ -95,31 +123,35 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
 }
 
 /// Makes a new secret current; the old one keeps signing for [`ROTATION_OVERLAP_HOURS`].
-pub fn rotate_secret(tx: &Connection, id: &CompanyId, now: DateTime<Utc>) -> Result<String, RepoError> {
+pub fn rotate_secret(tx: &Connection, id: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
     get(tx, id)?;
     let secret = generate_secret();
     let until = crate::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
     tx.execute(
-        "UPDATE companies SET previous_webhook_secret = webhook_secret, previous_secret_until = ?3, webhook_secret = ?2 WHERE id = ?1",
-        params![id.as_str(), secret, until],
+        "UPDATE companies SET previous_webhook_secret_sealed = webhook_secret_sealed, previous_secret_until = ?3,
+         webhook_secret_sealed = ?2 WHERE id = ?1",
+        params![id.as_str(), seal_secret(keys, id.as_str(), &secret), until],
     )?;
     Ok(secret)
 }
 
 /// The secrets that sign deliveries now: current first, then the previous one during rotation.
-pub fn signing_secrets(c: &Connection, id: &CompanyId, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
-    let (current, previous, until): (String, Option<String>, Option<String>) = c
+pub fn signing_secrets(c: &Connection, id: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
+    type Row = (Option<Vec<u8>>, Option<Vec<u8>>, Option<String>);
+    let (current, previous, until): Row = c
         .query_row(
-            "SELECT webhook_secret, previous_webhook_secret, previous_secret_until FROM companies WHERE id = ?1",
+            "SELECT webhook_secret_sealed, previous_webhook_secret_sealed, previous_secret_until FROM companies WHERE id = ?1",
             [id.as_str()],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?
         .ok_or(RepoError::NotFound)?;
-    let mut secrets = vec![current];
+    // Only a secret of an earlier version not sealed yet (see migrations::seal_webhook_secrets).
+    let current = current.ok_or_else(|| RepoError::Store(StoreError::Corrupt(format!("the webhook secret of {id} is not sealed yet"))))?;
+    let mut secrets = vec![open_secret(keys, id, &current)?];
     if let (Some(prev), Some(until)) = (previous, until) {
         if until > crate::time::format(now) {
-            secrets.push(prev);
+            secrets.push(open_secret(keys, id, &prev)?);
         }
     }
     Ok(secrets)

@@ -187,10 +187,15 @@ pub fn add_image(
     content_type: &str,
     now: DateTime<Utc>,
 ) -> Result<(), RepoError> {
-    tx.execute(
-        "INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    // The image carries its consultation's company, for the retention purge's index.
+    let added = tx.execute(
+        "INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at, company_id)
+         SELECT ?1, ?2, ?3, ?4, ?5, company_id FROM consultations WHERE id = ?1",
         params![id.as_str(), side.as_str(), blob, content_type, crate::time::format(now)],
     )?;
+    if added == 0 {
+        return Err(RepoError::NotFound);
+    }
     Ok(())
 }
 
@@ -224,31 +229,20 @@ pub fn image_context(company: &CompanyId, id: &ConsultationId, side: ImageSide) 
     format!("company={company};consultation={id};side={side}")
 }
 
-/// Images older than their company's retention, not yet purged: (consultation, side, blob).
+/// Which images are due, decided in SQL: per company (the outer loop, a CROSS JOIN so SQLite
+/// keeps that order), its retention gives a cut-off, and the `images_to_purge` index hands out
+/// only that company's images not purged yet and older than it. Images not due are never read,
+/// however many a company with a long retention keeps.
+const DUE_IMAGES: &str = "SELECT i.consultation_id, i.side, i.blob FROM companies co CROSS JOIN consultation_images i
+     WHERE i.company_id = co.id AND i.purged_at IS NULL
+       AND i.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', ?1, '-' || co.retention_days || ' days')
+     LIMIT ?2";
+
+/// Up to `limit` images past their company's retention, not yet purged: (consultation, side, blob).
 pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<(String, String, String)>, RepoError> {
-    let mut stmt = c.prepare(
-        "SELECT i.consultation_id, i.side, i.blob, i.created_at, co.retention_days FROM consultation_images i
-         JOIN consultations c ON c.id = i.consultation_id JOIN companies co ON co.id = c.company_id
-         WHERE i.purged_at IS NULL ORDER BY i.created_at LIMIT ?1",
-    )?;
-    let rows = stmt.query_map([limit], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, String>(3)?,
-            r.get::<_, i64>(4)?,
-        ))
-    })?;
-    let mut due = Vec::new();
-    for row in rows {
-        let (id, side, blob, created, days) = row?;
-        let created = crate::time::parse(&created).unwrap_or(now);
-        if created + chrono::Duration::days(days) <= now {
-            due.push((id, side, blob));
-        }
-    }
-    Ok(due)
+    let mut stmt = c.prepare_cached(DUE_IMAGES)?;
+    let rows = stmt.query_map(params![crate::time::format(now), limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Marks an image purged; once all of a batch document's images are, it stops counting.
@@ -315,6 +309,62 @@ pub fn get_any(c: &Connection, id: &ConsultationId) -> Result<(CompanyId, Consul
 #[cfg(test)]
 mod tests {
     use super::Cursor;
+    use super::*;
+    use crate::crypto::envelope::MasterKeys;
+    use crate::domain::Licence;
+    use crate::store::companies;
+    use crate::store::test_support::{consultation_with_image, TempStore};
+    use chrono::Duration;
+
+    /// Company A keeps images ten years and holds 2,000 of them, 400 days old: none is due. Company
+    /// B keeps them one day; its one image, two days old, is due and must be the first purged,
+    /// whatever A holds.
+    fn mixed_retentions(tx: &Connection, now: DateTime<Utc>) -> Result<(), RepoError> {
+        let keys = MasterKeys::ephemeral();
+        let a = companies::create(tx, "A", Licence::Group, &keys, now)?.company.id;
+        let b = companies::create(tx, "B", Licence::Group, &keys, now)?.company.id;
+        companies::set(tx, &a, None, Some(3650))?;
+        companies::set(tx, &b, None, Some(1))?;
+        for n in 0..2_000 {
+            consultation_with_image(tx, &a, &format!("a-{n}"), now - Duration::days(400))?;
+        }
+        consultation_with_image(tx, &b, "b-due", now - Duration::days(2))?;
+        consultation_with_image(tx, &b, "b-kept", now - Duration::hours(12))?;
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_long_retention_with_many_old_images_never_delays_another_company_purge() {
+        let store = TempStore::new("purge");
+        let now = Utc::now();
+        store.write(move |tx| mixed_retentions(tx, now)).await.unwrap();
+        let due = store.read(move |c| images_past_retention(c, now, 200)).await.unwrap();
+        let blobs: Vec<&str> = due.iter().map(|(_, _, blob)| blob.as_str()).collect();
+        assert_eq!(blobs, vec!["b-due"], "the first sweep purges B's due image, and only it");
+
+        let later = now + Duration::days(3651 - 400);
+        let due = store.read(move |c| images_past_retention(c, later, 150)).await.unwrap();
+        assert_eq!(due.len(), 150, "once A's images are due, they go in bounded chunks");
+    }
+
+    #[tokio::test]
+    async fn the_purge_query_seeks_the_index_per_company() {
+        let store = TempStore::new("purge-plan");
+        let plan = store
+            .read(|c| {
+                let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {DUE_IMAGES}"))?;
+                let rows = stmt.query_map(params!["2025-01-01T00:00:00.000Z", 200], |r| r.get::<_, String>(3))?;
+                Ok::<_, RepoError>(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(plan.len(), 2, "{plan:?}");
+        assert!(plan[0].starts_with("SCAN co"), "companies outside: {plan:?}");
+        assert!(
+            plan[1].starts_with("SEARCH i USING INDEX images_to_purge (company_id=? AND created_at<?)"),
+            "images sought by company and age: {plan:?}"
+        );
+    }
 
     #[test]
     fn cursor_round_trips_and_rejects_garbage() {

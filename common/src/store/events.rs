@@ -142,6 +142,7 @@ fn queue_first_attempt(tx: &Connection, id: &EventId, company: CompanyId, url: S
             url,
             body,
             attempt: 1,
+            deferrals: 0,
         },
     )
 }

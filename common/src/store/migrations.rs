@@ -1,6 +1,9 @@
 //! Versioned schema migrations, applied in order at open; `PRAGMA user_version` records the last.
+//! What needs the master key (sealing what earlier versions kept in clear) cannot run at open,
+//! where there is no key: SQL moves it aside, [`seal_webhook_secrets`] seals it at start.
 
-use rusqlite::Connection;
+use crate::crypto::envelope::MasterKeys;
+use rusqlite::{params, Connection};
 
 /// Each entry is one migration; never edit a released one, append a new one.
 const MIGRATIONS: &[&str] = &[
@@ -204,15 +207,174 @@ CREATE TABLE verification_uploads (
     PRIMARY KEY (verification_id, side)
 );
 "#,
+    // Webhook secrets are sealed with the master key (bound to their company), never kept in clear.
+    // The clear columns go; their values wait in `webhook_secrets_to_seal` for the first start with
+    // the key (`seal_webhook_secrets`), which seals them and empties it.
+    r#"
+ALTER TABLE companies ADD COLUMN webhook_secret_sealed BLOB;
+ALTER TABLE companies ADD COLUMN previous_webhook_secret_sealed BLOB;
+CREATE TABLE webhook_secrets_to_seal (
+    company_id TEXT PRIMARY KEY REFERENCES companies(id),
+    secret TEXT NOT NULL,
+    previous_secret TEXT
+);
+INSERT INTO webhook_secrets_to_seal (company_id, secret, previous_secret)
+    SELECT id, webhook_secret, previous_webhook_secret FROM companies;
+ALTER TABLE companies DROP COLUMN webhook_secret;
+ALTER TABLE companies DROP COLUMN previous_webhook_secret;
+"#,
+    // Retention purge decides in SQL what is due: each image carries its company, and the images
+    // not purged yet are indexed by company and age, so the purge reads, per company, only what
+    // its own retention makes due (see consultations::images_past_retention).
+    r#"
+ALTER TABLE consultation_images ADD COLUMN company_id TEXT REFERENCES companies(id);
+UPDATE consultation_images
+    SET company_id = (SELECT company_id FROM consultations WHERE consultations.id = consultation_images.consultation_id);
+CREATE INDEX images_to_purge ON consultation_images(company_id, created_at) WHERE purged_at IS NULL;
+"#,
+    // The company a queued message belongs to and its turn, so the real-time lane is shared
+    // fairly among companies (`Topic::shared_by_owners`); NULL and 0 on every other topic.
+    r#"
+ALTER TABLE outbox ADD COLUMN owner TEXT;
+ALTER TABLE queue_messages ADD COLUMN owner TEXT;
+ALTER TABLE queue_messages ADD COLUMN turn INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX queue_owner_turns ON queue_messages(topic, owner, turn) WHERE owner IS NOT NULL;
+"#,
 ];
 
 /// Brings the schema up to date.
 pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
+    apply_up_to(conn, MIGRATIONS.len())
+}
+
+/// Applies the migrations not applied yet among the first `last` (tests build older schemas).
+fn apply_up_to(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let current: usize = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+    for (i, sql) in MIGRATIONS.iter().enumerate().take(last).skip(current) {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
     }
     tx.commit()
+}
+
+/// Seals the webhook secrets an earlier version stored in clear (moved aside by the migration
+/// above), and forgets the clear values; returns how many companies it sealed. Idempotent: every
+/// start with the key runs it, and it finds nothing once done.
+pub fn seal_webhook_secrets(tx: &Connection, keys: &MasterKeys) -> rusqlite::Result<usize> {
+    let pending: Vec<(String, String, Option<String>)> = tx
+        .prepare("SELECT company_id, secret, previous_secret FROM webhook_secrets_to_seal")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    for (company, secret, previous) in &pending {
+        let seal = |s: &String| super::companies::seal_secret(keys, company, s);
+        tx.execute(
+            "UPDATE companies SET webhook_secret_sealed = ?2, previous_webhook_secret_sealed = ?3 WHERE id = ?1",
+            params![company, seal(secret), previous.as_ref().map(seal)],
+        )?;
+    }
+    tx.execute("DELETE FROM webhook_secrets_to_seal", [])?;
+    Ok(pending.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::CompanyId;
+    use crate::store::{companies, RepoError, Store};
+    use std::sync::Arc;
+
+    /// How many migrations come before the one whose SQL holds `marker` (merge-proof numbering).
+    fn before(marker: &str) -> usize {
+        MIGRATIONS.iter().position(|sql| sql.contains(marker)).expect("the migration")
+    }
+
+    const CLEAR: &str = "whsec_Q2xlYXJTZWNyZXRPZkFuRWFybGllclZlcnNpb24xMjM=";
+    const CLEAR_PREVIOUS: &str = "whsec_UHJldmlvdXNTZWNyZXRTdGlsbEluUm90YXRpb24xMjM=";
+
+    /// A database as the version before sealing left it: one company whose current and previous
+    /// webhook secrets are in clear, a rotation in progress.
+    fn database_with_clear_secrets(path: &std::path::Path, company: &CompanyId) {
+        let mut conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        apply_up_to(&mut conn, before("CREATE TABLE webhook_secrets_to_seal")).unwrap();
+        let until = crate::time::format(chrono::Utc::now() + chrono::Duration::hours(12));
+        conn.execute(
+            "INSERT INTO companies (id, name, licence, webhook_secret, previous_webhook_secret, previous_secret_until, created_at)
+             VALUES (?1, 'Acme', 'group', ?2, ?3, ?4, '2025-01-01T00:00:00.000Z')",
+            params![company.as_str(), CLEAR, CLEAR_PREVIOUS, until],
+        )
+        .unwrap();
+    }
+
+    fn files_hold(path: &std::path::Path, needle: &str) -> bool {
+        let wal = path.with_extension("sqlite-wal");
+        [path.to_owned(), wal]
+            .iter()
+            .filter_map(|p| std::fs::read(p).ok())
+            .any(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+    }
+
+    #[tokio::test]
+    async fn secrets_kept_in_clear_are_sealed_at_start_and_leave_no_trace_in_the_files() {
+        let dir = std::env::temp_dir().join(format!("sceau-seal-{}", crate::ids::random_hex(8)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("db.sqlite");
+        let (company, other) = (CompanyId::generate(chrono::Utc::now()), CompanyId::generate(chrono::Utc::now()));
+        database_with_clear_secrets(&path, &company);
+        assert!(files_hold(&path, &CLEAR[6..]), "the fixture holds the secret in clear");
+
+        let store = Store::open(&path).unwrap();
+        let keys = Arc::new(MasterKeys::ephemeral());
+        assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 1);
+        assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 0, "done once");
+
+        let (id, k) = (company.clone(), keys.clone());
+        let secrets = store
+            .read(move |c| companies::signing_secrets(c, &id, &k, chrono::Utc::now()))
+            .await
+            .unwrap();
+        assert_eq!(secrets, vec![CLEAR.to_owned(), CLEAR_PREVIOUS.to_owned()]);
+        for secret in [CLEAR, CLEAR_PREVIOUS] {
+            assert!(!files_hold(&path, &secret[6..]), "{secret} is still in the database files");
+        }
+
+        // Bound to its company: the sealed secret copied to another company does not open.
+        let (from, to, k) = (company.clone(), other.clone(), keys.clone());
+        let copied = store
+            .write(move |tx| {
+                tx.execute(
+                    "INSERT INTO companies (id, name, licence, webhook_secret_sealed, created_at)
+                     SELECT ?2, 'Other', licence, webhook_secret_sealed, created_at FROM companies WHERE id = ?1",
+                    params![from.as_str(), to.as_str()],
+                )?;
+                companies::signing_secrets(tx, &to, &k, chrono::Utc::now())
+            })
+            .await;
+        assert!(matches!(copied, Err(RepoError::Store(_))), "{copied:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn images_recorded_before_the_purge_index_carry_their_company_after_it() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        apply_up_to(&mut conn, before("CREATE INDEX images_to_purge")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-1', 'Acme', 'group', 'x');
+             INSERT INTO consultations (id, company_id, workflow_id, category, document_type, verdict, anomalies, analyzed_at, created_at)
+                 VALUES ('CNS-1', 'CMP-1', 'WF-1', 'identite', 'cni', 'valide', '[]', 'x', 'x');
+             INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at)
+                 VALUES ('CNS-1', 'recto', 'b', 'image/png', 'x');",
+        )
+        .unwrap();
+        apply(&mut conn).unwrap();
+        let company: String = conn
+            .query_row(
+                "SELECT company_id FROM consultation_images WHERE consultation_id = 'CNS-1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(company, "CMP-1");
+    }
 }

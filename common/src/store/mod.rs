@@ -21,6 +21,7 @@ pub mod workflows;
 
 pub use error::RepoError;
 
+use crate::crypto::envelope::MasterKeys;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
@@ -36,6 +37,14 @@ pub enum StoreError {
     Task(String),
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+}
+
+impl StoreError {
+    /// The database could not grow: the disk (or the quota) is full. An outage, not a bug: the
+    /// transaction was rolled back and the same write succeeds once space is back.
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(self, StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DiskFull)
+    }
 }
 
 type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -64,8 +73,10 @@ impl Store {
     /// Opens (creating if needed) the database, applies migrations and starts the writer thread.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", dir.display())))?;
+            crate::private_fs::create_dir(dir).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", dir.display())))?;
         }
+        // SQLite gives its -wal and -shm files the database's mode: 0600 for all three.
+        crate::private_fs::touch(path).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", path.display())))?;
         let mut conn = Connection::open(path)?;
         configure(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -130,6 +141,37 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Runs the migrations that need the master key (see [`migrations::seal_webhook_secrets`]);
+    /// returns how many values it sealed. When it sealed any, the database is rewritten and its
+    /// log emptied, so no freed page of either file still holds a value that was in clear.
+    pub async fn apply_keyed_migrations(&self, keys: Arc<MasterKeys>) -> Result<usize, StoreError> {
+        let sealed = self
+            .write(move |tx| migrations::seal_webhook_secrets(tx, &keys).map_err(StoreError::from))
+            .await?;
+        if sealed > 0 {
+            let path = self.inner.path.clone();
+            tokio::task::spawn_blocking(move || rewrite_files(&path))
+                .await
+                .map_err(|e| StoreError::Task(e.to_string()))??;
+        }
+        Ok(sealed)
+    }
+}
+
+/// VACUUM (a fresh copy of every live page) then a truncating checkpoint (the log emptied).
+fn rewrite_files(path: &Path) -> Result<(), StoreError> {
+    let conn = Connection::open(path)?;
+    configure(&conn)?;
+    conn.execute_batch("VACUUM")?;
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+    if busy != 0 {
+        // Another process is reading: its next checkpoints overwrite the log in time.
+        tracing::warn!("the database log could not be emptied after sealing webhook secrets");
+    }
+    Ok(())
+}
+
 fn run_transaction<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>
 where
     E: From<StoreError>,
@@ -192,6 +234,58 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(n, 1);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A database that cannot grow (here capped by `max_page_count`, which SQLite reports like a
+    /// full disk) is out of space, the transaction leaves nothing, and writes resume once there is
+    /// room again.
+    #[tokio::test]
+    async fn a_full_database_is_out_of_space_and_recovers() {
+        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let fill = |cap: &'static str| {
+            store.write(move |tx| {
+                tx.execute_batch(&format!("PRAGMA max_page_count = {cap}"))?;
+                tx.execute(
+                    "INSERT INTO outbox (topic, payload, created_at) VALUES ('events', ?1, 'x')",
+                    ["x".repeat(1_000_000)],
+                )
+                .map_err(StoreError::from)
+            })
+        };
+        let full = fill("1").await.unwrap_err();
+        assert!(full.is_out_of_space(), "{full}");
+        assert!(!StoreError::WriterGone.is_out_of_space());
+        fill("1000000").await.unwrap();
+        let n: i64 = store
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, 1, "only the write that had room");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn the_database_and_its_log_files_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
+        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        store
+            .write(|tx| {
+                tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
+                    .map_err(StoreError::from)
+            })
+            .await
+            .unwrap();
+        let mode = |name: &str| std::fs::metadata(dir.join(name)).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        for name in ["db.sqlite", "db.sqlite-wal", "db.sqlite-shm"] {
+            assert_eq!(mode(name).unwrap(), 0o600, "{name}");
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 }

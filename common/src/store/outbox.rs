@@ -6,12 +6,22 @@ use crate::queue::Topic;
 use rusqlite::{params, Connection};
 
 pub fn push(tx: &Connection, topic: Topic, payload: &impl serde::Serialize) -> Result<(), RepoError> {
+    insert(tx, topic, None, payload)
+}
+
+/// Like [`push`], for a message of `owner` (a company) on a topic shared by owners.
+pub fn push_owned(tx: &Connection, topic: Topic, owner: &str, payload: &impl serde::Serialize) -> Result<(), RepoError> {
+    insert(tx, topic, Some(owner), payload)
+}
+
+fn insert(tx: &Connection, topic: Topic, owner: Option<&str>, payload: &impl serde::Serialize) -> Result<(), RepoError> {
     tx.execute(
-        "INSERT INTO outbox (topic, payload, created_at) VALUES (?1, ?2, ?3)",
+        "INSERT INTO outbox (topic, payload, created_at, owner) VALUES (?1, ?2, ?3, ?4)",
         params![
             topic.as_str(),
             serde_json::to_string(payload)?,
-            crate::time::format(chrono::Utc::now())
+            crate::time::format(chrono::Utc::now()),
+            owner
         ],
     )?;
     Ok(())
@@ -22,16 +32,18 @@ pub struct OutboxRow {
     pub id: i64,
     pub topic: String,
     pub payload: String,
+    pub owner: Option<String>,
 }
 
 /// The oldest pending rows.
 pub fn next(c: &Connection, limit: u32) -> Result<Vec<OutboxRow>, RepoError> {
-    let mut stmt = c.prepare("SELECT id, topic, payload FROM outbox ORDER BY id LIMIT ?1")?;
+    let mut stmt = c.prepare("SELECT id, topic, payload, owner FROM outbox ORDER BY id LIMIT ?1")?;
     let rows = stmt.query_map([limit], |r| {
         Ok(OutboxRow {
             id: r.get(0)?,
             topic: r.get(1)?,
             payload: r.get(2)?,
+            owner: r.get(3)?,
         })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)

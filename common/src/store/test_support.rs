@@ -56,3 +56,45 @@ pub fn identity_item(blob: &str) -> NewItem {
         bytes: 10,
     }
 }
+
+/// A consultation of `company` recorded at `at`, with a front image stored in `blob`, as the
+/// recorder makes them.
+pub fn consultation_with_image(
+    tx: &rusqlite::Connection,
+    company: &crate::ids::CompanyId,
+    blob: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<crate::ids::ConsultationId, super::RepoError> {
+    use super::{consultations, workflows};
+    let id = crate::ids::ConsultationId::generate(at);
+    let report = crate::analysis::AnalysisReport {
+        verdict: crate::domain::Verdict::AnalyseImpossible,
+        document_type: "inconnu".into(),
+        document_country: None,
+        anomalies: vec![],
+        two_d_doc: None,
+        holder_age: None,
+        pages: 1,
+        checks: vec![],
+    };
+    let workflow_id = workflows::default_batch(tx, company, DocumentCategory::Identite)?;
+    consultations::insert(
+        tx,
+        &consultations::NewConsultation {
+            id: &id,
+            company,
+            workflow_id: &workflow_id,
+            external_ref: None,
+            category: DocumentCategory::Identite,
+            report: &report,
+            decision: None,
+            review_status: None,
+            batch_item_id: None,
+            verification_id: None,
+            analyzed_at: at,
+            now: at,
+        },
+    )?;
+    consultations::add_image(tx, &id, crate::domain::ImageSide::Recto, blob, "image/png", at)?;
+    Ok(id)
+}

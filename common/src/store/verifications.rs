@@ -33,8 +33,9 @@ fn current_status(stored_status: &str, expires_at: &str, now: DateTime<Utc>) -> 
     Ok(status)
 }
 
-/// The session as its owner sees it; `url` is rebuilt by the caller from the public base.
-fn build(r: RawRow, url: String, now: DateTime<Utc>) -> Result<VerificationSession, RepoError> {
+/// The session as its owner sees it; `url` is rebuilt by the caller from the public base when
+/// the caller may see it.
+fn build(r: RawRow, url: Option<String>, now: DateTime<Utc>) -> Result<VerificationSession, RepoError> {
     let status = current_status(&r.3, &r.5, now)?;
     Ok(VerificationSession {
         id: stored(&r.0)?,
@@ -67,10 +68,11 @@ pub fn create(tx: &Connection, id: &VerificationId, n: NewSession<'_>, now: Date
         params![id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, token_hash(n.token), n.token_sealed, crate::time::format(expires), crate::time::format(now)],
     )?;
     let row = tx.query_row(&format!("SELECT {COLUMNS} FROM verifications WHERE id = ?1"), [id.as_str()], raw)?;
-    build(row, n.url, now)
+    build(row, Some(n.url), now)
 }
 
-/// A session of the company with its sealed token; the caller rebuilds `verificationUrl`.
+/// A session of the company with its sealed token; the caller rebuilds `verificationUrl` if the
+/// key and the session's status allow it.
 pub fn get(
     c: &Connection,
     company: &CompanyId,
@@ -85,7 +87,7 @@ pub fn get(
         )
         .optional()?
         .ok_or(RepoError::NotFound)?;
-    Ok((build(row, String::new(), now)?, sealed))
+    Ok((build(row, None, now)?, sealed))
 }
 
 /// The associated data binding a sealed journey token to its session.
@@ -111,7 +113,7 @@ pub struct Journey {
     pub status: VerificationStatus,
     /// Set when the customer first opens the link; `None` before.
     pub csrf_token: Option<String>,
-    /// Sides uploaded so far; filled by [`open_journey`] only, for the page.
+    /// Sides uploaded so far; filled by [`journey_page`] and [`open_journey`] only, for the page.
     pub uploaded: Vec<String>,
 }
 
@@ -157,17 +159,31 @@ pub fn journey(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option
     journey_where(c, "v.token_hash = ?1", &token_hash(token), now)
 }
 
-/// The customer opened the link: an open session becomes `started` and gets the CSRF token its
-/// pages carry (once; reloading the page keeps it).
-pub fn open_journey(tx: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
-    let Some(mut journey) = journey(tx, token, now)? else {
+/// The journey behind a link with the sides uploaded so far: what its page shows (read only, so an
+/// unknown link costs no write).
+pub fn journey_page(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
+    let Some(mut journey) = journey(c, token, now)? else {
         return Ok(None);
     };
-    let mut stmt = tx.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
+    let mut stmt = c.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
     journey.uploaded = stmt
         .query_map([journey.id.as_str()], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;
-    if !journey.is_open() {
+    Ok(Some(journey))
+}
+
+/// Whether opening the page must write: an open session not yet started, or without its CSRF token.
+pub fn needs_opening(journey: &Journey) -> bool {
+    journey.is_open() && (journey.status == VerificationStatus::Created || journey.csrf_token.is_none())
+}
+
+/// The customer opened the link: an open session becomes `started` and gets the CSRF token its
+/// pages carry (once; reloading the page keeps it).
+pub fn open_journey(tx: &Connection, token: &str, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
+    let Some(mut journey) = journey_page(tx, token, now)? else {
+        return Ok(None);
+    };
+    if !needs_opening(&journey) {
         return Ok(Some(journey));
     }
     if journey.status == VerificationStatus::Created {
@@ -282,7 +298,7 @@ pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Resul
         blob_context: upload_context(&journey.company_id, id),
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
     });
-    super::outbox::push(tx, Topic::JobsRealtime, &job)
+    super::outbox::push_owned(tx, Topic::JobsRealtime, journey.company_id.as_str(), &job)
 }
 
 /// Records the analysis of a journey: the consultation with the workflow's decision, the session
@@ -491,6 +507,8 @@ mod tests {
                     .prepare("SELECT payload FROM outbox WHERE topic = 'jobs.realtime'")?
                     .query_map([], |r| r.get(0))?
                     .collect::<Result<_, _>>()?;
+                let owner: Option<String> = tx.query_row("SELECT owner FROM outbox WHERE topic = 'jobs.realtime'", [], |r| r.get(0))?;
+                assert_eq!(owner.as_deref(), Some(company.as_str()), "the lane is shared by company");
                 let (session, _) = get(tx, &company, &id, now)?;
                 Ok::<_, RepoError>((
                     opened,
@@ -528,7 +546,10 @@ mod tests {
         let recorded = store
             .write(|tx| {
                 let now = Utc::now();
-                let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+                let company =
+                    super::super::companies::create(tx, "Acme", Licence::Group, &crate::crypto::envelope::MasterKeys::ephemeral(), now)?
+                        .company
+                        .id;
                 let rules = WorkflowRules {
                     min_age: Some(18),
                     ..Default::default()
@@ -588,7 +609,9 @@ mod tests {
 
     /// A company with an identity workflow, in a fresh store.
     fn setup(tx: &Connection, now: DateTime<Utc>) -> Result<(CompanyId, WorkflowId), RepoError> {
-        let company = super::super::companies::create(tx, "Acme", Licence::Group, now)?.company.id;
+        let company = super::super::companies::create(tx, "Acme", Licence::Group, &crate::crypto::envelope::MasterKeys::ephemeral(), now)?
+            .company
+            .id;
         let wf = super::super::workflows::create(
             tx,
             &company,

@@ -1,13 +1,13 @@
 //! `GET /api/v1/consultations/{id}/certificate`: the PDF, regenerated on each call from the
 //! recorded consultation and its checks.
 
-use super::path_id;
+use super::{download, path_id};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use common::document::FileKind;
 use common::ids::ConsultationId;
 
 pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
@@ -29,9 +29,6 @@ pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): P
         .map_err(|e| ApiError::internal("certificate task", e))?
         .map_err(|e| ApiError::internal("certificate", e))?;
     tracing::debug!(consultation = %id, bytes = pdf.len(), elapsed_us = started.elapsed().as_micros() as u64, "certificate generated");
-    Ok((
-        [(header::CONTENT_TYPE, "application/pdf"), (header::CACHE_CONTROL, "no-store")],
-        pdf,
-    )
-        .into_response())
+    let filename = download::file_name(&id, "certificate", FileKind::Pdf.extension());
+    Ok(download::attachment(FileKind::Pdf.content_type(), &filename, pdf))
 }

@@ -6,6 +6,7 @@ use super::path_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::input::{external_ref, Json};
+use crate::inspect;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -63,14 +64,18 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
         };
         ApiError::invalid_document(field, format!("{field} must be {allowed} for a {category} document."))
     })?;
-    match document::page_count(kind, &bytes) {
-        Ok(1) => {}
-        Ok(n) => return Err(ApiError::invalid_document(field, format!("{field} has {n} pages; one page only."))),
-        Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => return Err(ApiError::invalid_document(field, m)),
-        // Bytes that look right but do not parse are the analysis's finding (`unreadable_document`).
-        Err(_) => {}
-    }
     Ok(CheckedFile { bytes, kind })
+}
+
+/// One page only; counted in the sandbox for a PDF (see `inspect`).
+async fn check_pages(state: &AppState, field: &'static str, file: &CheckedFile) -> Result<(), ApiError> {
+    match inspect::page_count(&state.sandbox, file.kind, &file.bytes).await? {
+        Ok(1) => Ok(()),
+        Ok(n) => Err(ApiError::invalid_document(field, format!("{field} has {n} pages; one page only."))),
+        Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => Err(ApiError::invalid_document(field, m)),
+        // Bytes that look right but do not parse are the analysis's finding (`unreadable_document`).
+        Err(_) => Ok(()),
+    }
 }
 
 struct Request {
@@ -137,6 +142,10 @@ pub async fn deposit(
     })
     .await
     .map_err(|e| ApiError::internal("deposit decoding", e))??;
+    check_pages(&state, "document", &front).await?;
+    if let Some(back) = &back {
+        check_pages(&state, "documentVerso", back).await?;
+    }
 
     let item_id = BatchItemId::generate(chrono::Utc::now());
     let context = batches::blob_context(&caller.company_id, &item_id);
@@ -200,7 +209,7 @@ async fn store_files(
             .blobs
             .put(name, context, &file.bytes)
             .await
-            .map_err(|e| ApiError::internal("deposit blob", e))?;
+            .map_err(|e| ApiError::blob("deposit blob", e))?;
     }
     Ok(())
 }

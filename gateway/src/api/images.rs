@@ -1,12 +1,13 @@
 //! `GET /api/v1/consultations/{id}/images/{side}`: the decrypted image, every download audited.
 
-use super::path_id;
-use crate::auth::{client_ip, Caller};
+use super::{download, path_id};
+use crate::auth::Caller;
+use crate::client_addr::ClientAddr;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::{header, Extensions, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use common::domain::ImageSide;
 use common::ids::ConsultationId;
 use common::store::audit;
@@ -15,7 +16,7 @@ use common::store::consultations::{self, ImageRef};
 pub async fn download(
     State(state): State<AppState>,
     caller: Caller,
-    extensions: Extensions,
+    client: ClientAddr,
     Path((id, side)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
@@ -49,14 +50,15 @@ pub async fn download(
         "image.download",
         &format!("{id}/{side}"),
         Some(&caller.key_prefix),
-        client_ip(&extensions),
+        client.for_audit(),
         chrono::Utc::now(),
     );
     let company = caller.company_id;
     state.store.write(move |tx| audit::record(tx, &company, &entry)).await?;
-    Ok((
-        [(header::CONTENT_TYPE, content_type.as_str()), (header::CACHE_CONTROL, "no-store")],
+    let (content_type, extension) = download::kind_of(&content_type);
+    Ok(download::attachment(
+        content_type,
+        &download::file_name(&id, side.as_str(), extension),
         bytes,
-    )
-        .into_response())
+    ))
 }

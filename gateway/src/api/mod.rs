@@ -3,6 +3,7 @@ pub mod batches;
 pub mod certificate;
 pub mod consultations;
 pub mod deposits;
+pub mod download;
 pub mod images;
 pub mod verifications;
 pub mod workflows;

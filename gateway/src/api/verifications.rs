@@ -8,6 +8,7 @@ use crate::input::{external_ref, Json};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
+use common::domain::VerificationStatus;
 use common::ids::{VerificationId, WorkflowId};
 use common::model::VerificationSession;
 use common::store::verifications;
@@ -79,18 +80,50 @@ pub async fn create(
     Ok((StatusCode::CREATED, axum::Json(session)))
 }
 
+/// Whether a session's link may be handed to this caller. A read-only key reads results; the link
+/// would let its holder upload documents in the customer's name. And once the customer opened the
+/// link (any status past `created`), the journey is theirs: serving the link again would let a
+/// leaked or replayed API response join it.
+fn serves_link(caller: &Caller, status: VerificationStatus) -> bool {
+    !caller.read_only && status == VerificationStatus::Created
+}
+
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<VerificationSession>> {
     let id: VerificationId = path_id(&id)?;
-    let company = caller.company_id;
+    let company = caller.company_id.clone();
     let lookup = id.clone();
     let (mut session, sealed) = state
         .store
         .read(move |c| verifications::get(c, &company, &lookup, chrono::Utc::now()))
         .await?;
-    let token = state
-        .keys
-        .open(&verifications::token_context(&id), &sealed)
-        .map_err(|e| ApiError::internal("journey token", e))?;
-    session.verification_url = journey_url(&state.public_base, &String::from_utf8_lossy(&token));
+    if serves_link(&caller, session.status) {
+        let token = state
+            .keys
+            .open(&verifications::token_context(&id), &sealed)
+            .map_err(|e| ApiError::internal("journey token", e))?;
+        session.verification_url = Some(journey_url(&state.public_base, &String::from_utf8_lossy(&token)));
+    }
     Ok(axum::Json(session))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(read_only: bool) -> Caller {
+        Caller {
+            company_id: common::ids::CompanyId::generate(chrono::Utc::now()),
+            key_prefix: "sk_live_abcdefgh".into(),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn only_a_full_key_gets_the_link_and_only_before_the_journey_starts() {
+        for status in VerificationStatus::ALL {
+            let untouched = *status == VerificationStatus::Created;
+            assert_eq!(serves_link(&caller(false), *status), untouched, "{status:?}");
+            assert!(!serves_link(&caller(true), *status), "{status:?}");
+        }
+    }
 }

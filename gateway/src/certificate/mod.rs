@@ -2,13 +2,15 @@
 //! the same consultation gives the same bytes (dates and file id come from the analysis, never
 //! from the clock). Its QR code leads to the public authenticity page.
 
+pub mod facts;
+pub mod labels;
 mod layout;
 mod qr;
 
 use crate::journey::i18n::Lang;
 use common::analysis::CheckOutcome;
-use common::domain::{Decision, ReviewStatus, Severity, TwoDDoc};
 use common::model::Consultation;
+use facts::{Facts, SealFacts};
 use layout::{Font, Pages, MARGIN, PAGE_HEIGHT, PAGE_WIDTH};
 use lopdf::{dictionary, Object};
 
@@ -16,19 +18,13 @@ use lopdf::{dictionary, Object};
 #[error("certificate generation failed: {0}")]
 pub struct CertificateError(String);
 
+/// The certificate is in French; the authenticity page follows the reader's language.
+const FR: Lang = Lang::Fr;
 /// Side of the QR code in points (about 4 cm): large modules for phone cameras.
 const QR_SIZE: f32 = 112.0;
 /// Characters per line of body text at 10 pt across the page, and beside the QR code.
 const WIDE: usize = 92;
 const NARROW: usize = 64;
-
-/// `2026-11-22T23:41:40.123Z` → `22/11/2026 à 23:41:40 UTC`; the stored text as is otherwise.
-fn french_date(stored: &str) -> String {
-    match common::time::parse(stored) {
-        Some(t) => t.format("%d/%m/%Y à %H:%M:%S UTC").to_string(),
-        None => stored.to_owned(),
-    }
-}
 
 /// The PDF date of the analysis (`D:YYYYMMDDHHmmSSZ`), so readers show a date that never moves.
 fn pdf_date(stored: &str) -> Object {
@@ -39,53 +35,7 @@ fn pdf_date(stored: &str) -> Object {
     Object::string_literal(text)
 }
 
-fn decision(d: Option<Decision>) -> &'static str {
-    match d {
-        Some(Decision::Conforme) => "Conforme",
-        Some(Decision::AVerifier) => "À vérifier",
-        Some(Decision::Refuse) => "Refusé",
-        None => "Aucune (le verdict seul s’applique)",
-    }
-}
-
-fn review(r: Option<ReviewStatus>) -> &'static str {
-    match r {
-        Some(ReviewStatus::Pending) => "En attente",
-        Some(ReviewStatus::Accepted) => "Acceptée",
-        Some(ReviewStatus::Rejected) => "Rejetée",
-        None => "Non requise",
-    }
-}
-
-fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Info => "Information",
-        Severity::Warning => "Avertissement",
-        Severity::Reject => "Bloquant",
-    }
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "oui"
-    } else {
-        "non"
-    }
-}
-
-fn signature_status(status: &str) -> &str {
-    match status {
-        "valid" => "valide",
-        "invalid" => "invalide",
-        "unknown_certificate" => "certificat inconnu",
-        "untrusted_authority" => "autorité non reconnue",
-        "certificate_expired" => "certificat expiré",
-        "not_checked" => "non vérifiée",
-        other => other,
-    }
-}
-
-fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
+fn two_d_doc(pages: &mut Pages, seal: &SealFacts) {
     pages.space(6.0);
     pages.line(Font::Bold, 12.0, 0.0, "Cachet électronique 2D-Doc");
     if !seal.present {
@@ -93,11 +43,14 @@ fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
         return;
     }
     let rows = [
-        format!("Signature : {}", signature_status(&seal.signature_status)),
-        format!("Signature vérifiée : {}", yes_no(seal.signature_verified)),
-        format!("Autorité de certification reconnue (ANTS) : {}", yes_no(seal.trusted)),
-        format!("Données du cachet conformes au document : {}", yes_no(seal.data_matches)),
-        format!("Lecture : {}", read_status(&seal.read_status)),
+        format!("Signature : {}", labels::signature_status(&seal.signature_status, FR)),
+        format!("Signature vérifiée : {}", labels::yes_no(seal.signature_verified, FR)),
+        format!("Autorité de certification reconnue (ANTS) : {}", labels::yes_no(seal.trusted, FR)),
+        format!(
+            "Données du cachet conformes au document : {}",
+            labels::yes_no(seal.data_matches, FR)
+        ),
+        format!("Lecture : {}", labels::read_status(&seal.read_status, FR)),
     ];
     // `readStatusMessage` is the engine's English explanation, for the API; the certificate says
     // the same in French through the status and the matching point of attention.
@@ -106,40 +59,11 @@ fn two_d_doc(pages: &mut Pages, seal: &TwoDDoc) {
     }
 }
 
-/// The French name of a `documentType` of `API.md`; a value outside it is printed as it is.
-fn document_type(value: &str) -> &str {
-    match value {
-        "carte_identite" => "Carte nationale d’identité",
-        "passeport" => "Passeport",
-        "titre_sejour" => "Titre de séjour",
-        "permis_conduire" => "Permis de conduire",
-        "autre_identite" => "Autre pièce d’identité",
-        "justificatif_domicile" => "Justificatif de domicile",
-        "facture" => "Facture",
-        "avis_imposition" => "Avis d’imposition",
-        "bulletin_salaire" => "Bulletin de salaire",
-        "rib" => "Relevé d’identité bancaire",
-        "releve_compte" => "Relevé de compte",
-        "contrat_travail" => "Contrat de travail",
-        "attestation" => "Attestation",
-        "autre_administratif" => "Autre document administratif",
-        "inconnu" => "Non déterminé",
-        other => other,
-    }
-}
-
-fn read_status(status: &str) -> &str {
-    match status {
-        "read" => "cachet lu",
-        "unreadable" => "cachet présent mais illisible",
-        "malformed" => "cachet non conforme à la spécification de l’ANTS",
-        other => other,
-    }
-}
-
 /// The certificate of `c`, listing `checks` (the checks the engine performed, nothing else), with
-/// a QR code of `authenticity_url`.
+/// a QR code of `authenticity_url` and the fingerprint of its facts in every page's footer.
 pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str) -> Result<Vec<u8>, CertificateError> {
+    let facts = Facts::of(c, checks);
+    let fingerprint = facts.fingerprint().map_err(|e| CertificateError(e.to_string()))?;
     let mut pages = Pages::new();
 
     let qr_left = PAGE_WIDTH - MARGIN - QR_SIZE;
@@ -157,17 +81,13 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         "Émis par Sceau, service de vérification de documents d’identité et administratifs.",
     );
     pages.space(6.0);
-    let verdict = crate::authenticity::verdict_label(c.verdict, Lang::Fr);
     let fields = [
-        ("Consultation", c.id.to_string()),
-        ("Analysé le", french_date(&c.analyzed_at)),
-        ("Enregistré le", french_date(&c.created_at)),
-        (
-            "Catégorie",
-            crate::authenticity::category_label(c.document_category, Lang::Fr).to_owned(),
-        ),
-        ("Type de document", document_type(&c.document_type).to_owned()),
-        ("Pays", c.document_country.clone().unwrap_or_else(|| "non déterminé".to_owned())),
+        ("Consultation", facts.consultation.clone()),
+        ("Analysé le", labels::date(&facts.analyzed_at, FR)),
+        ("Enregistré le", labels::date(&facts.created_at, FR)),
+        ("Catégorie", labels::category(facts.category, FR).to_owned()),
+        ("Type de document", labels::document_type(&facts.document_type, FR).to_owned()),
+        ("Pays", labels::country(facts.document_country.as_deref(), FR).to_owned()),
     ];
     for (label, value) in fields {
         pages.line(Font::Regular, 10.0, 0.0, &format!("{label} : {value}"));
@@ -179,13 +99,23 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     pages.set_y(after_fields.min(pages.y()));
 
     pages.rule();
-    pages.line(Font::Bold, 13.0, 0.0, &format!("Verdict : {verdict}"));
-    pages.line(Font::Regular, 10.0, 0.0, &format!("Décision : {}", decision(c.decision)));
-    pages.line(Font::Regular, 10.0, 0.0, &format!("Revue humaine : {}", review(c.review_status)));
+    pages.line(Font::Bold, 13.0, 0.0, &format!("Verdict : {}", labels::verdict(facts.verdict, FR)));
+    pages.line(
+        Font::Regular,
+        10.0,
+        0.0,
+        &format!("Décision : {}", labels::decision(facts.decision, FR)),
+    );
+    pages.line(
+        Font::Regular,
+        10.0,
+        0.0,
+        &format!("Revue humaine : {}", labels::review(facts.review_status, FR)),
+    );
 
     pages.rule();
-    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({})", checks.len()));
-    if checks.is_empty() {
+    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({})", facts.checks.len()));
+    if facts.checks.is_empty() {
         pages.line(
             Font::Regular,
             10.0,
@@ -193,12 +123,12 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
             "Aucune vérification n’a pu être réalisée sur ce document.",
         );
     }
-    for outcome in checks {
-        let result = if outcome.passed { "Réussie" } else { "Échouée" };
-        pages.line(Font::Regular, 10.0, 0.0, &format!("•  {} — {result}", outcome.check.label_fr()));
+    for outcome in &facts.checks {
+        let line = format!("•  {} — {}", labels::check(outcome.check, FR), labels::outcome(outcome.passed, FR));
+        pages.line(Font::Regular, 10.0, 0.0, &line);
     }
 
-    if let Some(seal) = &c.two_d_doc {
+    if let Some(seal) = &facts.two_d_doc {
         two_d_doc(&mut pages, seal);
     }
 
@@ -208,7 +138,7 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         pages.line(Font::Regular, 10.0, 0.0, "Aucun point d’attention.");
     }
     for a in &c.anomalies {
-        pages.line(Font::Bold, 10.0, 0.0, &format!("{} — {}", severity(a.severity), a.code));
+        pages.line(Font::Bold, 10.0, 0.0, &format!("{} — {}", labels::severity(a.severity, FR), a.code));
         pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &common::catalogue::message_fr(a));
     }
 
@@ -219,6 +149,16 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         0.0,
         WIDE + 20,
         &format!("Authenticité : scannez le QR code ou ouvrez {authenticity_url}"),
+    );
+    pages.paragraph(
+        Font::Regular,
+        8.0,
+        0.0,
+        WIDE + 20,
+        &format!(
+            "Empreinte du certificat : {fingerprint}. La page d’authenticité affiche les mêmes informations et la même \
+empreinte : si l’une d’elles diffère, ce document a été modifié."
+        ),
     );
     pages.paragraph(
         Font::Regular,
@@ -241,14 +181,15 @@ Seules les vérifications effectivement réalisées y figurent.",
     );
     let mut file_id = [0u8; 16];
     file_id.copy_from_slice(&digest.as_ref()[..16]);
-    pages.finish(&format!("Sceau — certificat {}", c.id), info, file_id)
+    let footer = format!("Sceau — certificat {} — empreinte {fingerprint}", c.id);
+    pages.finish(&footer, info, file_id)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use common::analysis::Check;
-    use common::domain::{Anomaly, DocumentCategory, Verdict};
+    use common::domain::{Anomaly, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
 
     fn sample(anomalies: usize) -> Consultation {
         Consultation {
@@ -307,6 +248,12 @@ mod tests {
         assert_eq!(doc.get_pages().len(), 1, "generated in {elapsed:?}");
         let long = render(&sample(40), &checks, URL).unwrap();
         assert!(lopdf::Document::load_mem(&long).unwrap().get_pages().len() > 1);
+        let fingerprint = Facts::of(&sample(2), &checks).fingerprint().unwrap().to_string();
+        let text = doc.extract_text(&[1]).unwrap();
+        assert!(
+            text.contains(&format!("empreinte {fingerprint}")),
+            "the footer prints the fingerprint {fingerprint}: {text}"
+        );
         // A sample to look at: SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate
         if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
             std::fs::write(path, &pdf).unwrap();

@@ -83,6 +83,8 @@ pub struct Strings {
     pub unknown_text: &'static str,
     pub error_title: &'static str,
     pub error_text: &'static str,
+    /// The title of the page refused by a rate limit (its text is `err_busy`).
+    pub busy_title: &'static str,
 }
 
 pub const FR: Strings = Strings {
@@ -119,6 +121,7 @@ pub const FR: Strings = Strings {
     unknown_text: "Ce lien de vérification n’existe pas. Vérifiez l’adresse reçue.",
     error_title: "Service indisponible",
     error_text: "Réessayez dans quelques instants.",
+    busy_title: "Trop de tentatives",
 };
 
 pub const EN: Strings = Strings {
@@ -155,6 +158,7 @@ pub const EN: Strings = Strings {
     unknown_text: "This verification link does not exist. Check the address you received.",
     error_title: "Service unavailable",
     error_text: "Try again in a few moments.",
+    busy_title: "Too many attempts",
 };
 
 #[cfg(test)]

@@ -4,6 +4,9 @@
 
 use super::assets::{CSS, JS};
 use super::i18n::{Lang, Strings};
+use super::{check_address, check_session, no_such_session};
+use crate::client_addr::ClientAddr;
+use crate::error::ApiError;
 use crate::html::{self, escape};
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -12,6 +15,7 @@ use axum::response::Response;
 use base64::Engine as _;
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::store::verifications::{self, Journey};
+use common::store::RepoError;
 use std::sync::OnceLock;
 
 /// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash,
@@ -170,29 +174,82 @@ pub fn unknown(lang: Lang) -> Response {
     message(StatusCode::NOT_FOUND, lang, t.unknown_title, t.unknown_text)
 }
 
-/// `GET /v/{token}`: opening the link starts the session (`created → started`).
-pub async fn journey(State(state): State<AppState>, headers: HeaderMap, Path(token): Path<String>) -> Response {
+/// Too many requests from this session or address: retry after `retry_after` seconds.
+fn busy(lang: Lang, retry_after: u64) -> Response {
+    let t = lang.strings();
+    let mut response = message(StatusCode::TOO_MANY_REQUESTS, lang, t.busy_title, t.err_busy);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
+    response
+}
+
+/// The page of a refusal of the session's guards (a rate limit or an unknown link).
+fn refused(lang: Lang, error: ApiError) -> Response {
+    match error.retry_after {
+        Some(wait) if error.status == StatusCode::TOO_MANY_REQUESTS => busy(lang, wait),
+        _ if error.status == StatusCode::NOT_FOUND => unknown(lang),
+        _ => unavailable(lang, error.message),
+    }
+}
+
+/// The session could not be started for want of disk space: 503, retry later.
+fn full(lang: Lang) -> Response {
+    let t = lang.strings();
+    let error = ApiError::out_of_space("journey page");
+    let mut response = message(StatusCode::SERVICE_UNAVAILABLE, lang, t.error_title, t.error_text);
+    if let Some(wait) = error.retry_after {
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
+    }
+    response
+}
+
+fn unavailable(lang: Lang, error: impl std::fmt::Display) -> Response {
+    let t = lang.strings();
+    tracing::error!(%error, "journey page");
+    message(StatusCode::INTERNAL_SERVER_ERROR, lang, t.error_title, t.error_text)
+}
+
+/// `GET /v/{token}`: opening the link starts the session (`created → started`). The session is
+/// looked up read-only first: only a real, open session not yet started costs a write.
+pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: ClientAddr, Path(token): Path<String>) -> Response {
     let lang = Lang::from_headers(&headers);
     let t = lang.strings();
     if !super::plausible_token(&token) {
-        return unknown(lang);
+        return refused(lang, no_such_session(&state, &client));
     }
     let lookup = token.clone();
-    let opened = state
+    let found = state
         .store
-        .write(move |tx| verifications::open_journey(tx, &lookup, chrono::Utc::now()))
+        .read(move |c| verifications::journey_page(c, &lookup, chrono::Utc::now()))
         .await;
-    match opened {
-        Ok(None) => unknown(lang),
-        Ok(Some(j)) => match (j.status, j.csrf_token.as_deref()) {
-            (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &j, csrf),
-            (VerificationStatus::Submitted, _) => checking(lang, &token, &j),
-            (VerificationStatus::Expired, _) => message(StatusCode::GONE, lang, t.expired_title, t.expired_text),
-            _ => message(StatusCode::OK, lang, t.used_title, t.used_text),
-        },
-        Err(e) => {
-            tracing::error!(error = %e, "journey page");
-            message(StatusCode::INTERNAL_SERVER_ERROR, lang, t.error_title, t.error_text)
+    let journey = match found {
+        Ok(Some(journey)) => journey,
+        Ok(None) => return refused(lang, no_such_session(&state, &client)),
+        Err(e) => return unavailable(lang, e),
+    };
+    if let Err(limited) = check_session(&state.edge_limits.journey_pages, &journey).and_then(|()| check_address(&state, &client)) {
+        return refused(lang, limited);
+    }
+    let journey = if verifications::needs_opening(&journey) {
+        let lookup = token.clone();
+        match state
+            .store
+            .write(move |tx| verifications::open_journey(tx, &lookup, chrono::Utc::now()))
+            .await
+        {
+            Ok(Some(journey)) => journey,
+            Ok(None) => return unknown(lang),
+            Err(RepoError::Store(e)) if e.is_out_of_space() => return full(lang),
+            Err(e) => return unavailable(lang, e),
         }
+    } else {
+        journey
+    };
+    match (journey.status, journey.csrf_token.as_deref()) {
+        (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &journey, csrf),
+        (VerificationStatus::Submitted, _) => checking(lang, &token, &journey),
+        (VerificationStatus::Expired, _) => message(StatusCode::GONE, lang, t.expired_title, t.expired_text),
+        _ => message(StatusCode::OK, lang, t.used_title, t.used_text),
     }
 }

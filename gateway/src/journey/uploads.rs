@@ -1,7 +1,7 @@
 //! The session-scoped endpoints the journey page calls: `POST /v/{token}/files/{side}` (raw file
 //! body), `POST /v/{token}/submit` and `GET /v/{token}/status`. The token in the path authorises;
-//! writes are single use (refused once submitted), rate-limited per session and per IP, and guarded
-//! against cross-site requests.
+//! writes are single use (refused once submitted), rate-limited per session then per client address
+//! (see the module above), and guarded against cross-site requests.
 //!
 //! CSRF: the token alone would let any site that learnt the link make the customer's browser
 //! upload; no cookie is involved, so SameSite has nothing to protect. Every write therefore needs
@@ -13,48 +13,24 @@
 //! These guards live in the handlers, not in router layers: the endpoints are ordinary entries of
 //! the route table (and so of the OpenAPI document) under the same global layers as every route.
 
+use super::{check_address, check_session, no_such_session};
+use crate::client_addr::ClientAddr;
 use crate::error::{ApiError, ApiResult};
-use crate::rate_limit::RateLimiter;
+use crate::inspect;
 use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::{ConnectInfo, FromRequest, Path, Request, State};
-use axum::http::{header, Extensions, HeaderMap, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
 use common::document::{self, DocumentError};
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::store::verifications::{self, Journey, NewUpload};
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Serialize;
-use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
 
+/// Longest a refused upload's body is read and dropped before its connection closes.
+const DISCARD_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// 10 MB per file, as for deposits.
 pub const MAX_FILE_BYTES: usize = crate::api::deposits::MAX_DOCUMENT_BYTES;
-/// Writes (uploads and submit) per session per minute: a few retries of each file, no more.
-const PER_SESSION_PER_MINUTE: u32 = 60;
-/// Requests (including status polls) per client IP per minute.
-const PER_IP_PER_MINUTE: u32 = 300;
-
-fn limiters() -> &'static (Arc<RateLimiter>, Arc<RateLimiter>) {
-    static LIMITERS: OnceLock<(Arc<RateLimiter>, Arc<RateLimiter>)> = OnceLock::new();
-    LIMITERS.get_or_init(|| {
-        (
-            Arc::new(RateLimiter::per_minute(PER_SESSION_PER_MINUTE)),
-            Arc::new(RateLimiter::per_minute(PER_IP_PER_MINUTE)),
-        )
-    })
-}
-
-fn check_ip(extensions: &Extensions) -> Result<(), ApiError> {
-    // The peer address; behind a reverse proxy this is the proxy's (forwarded headers are not
-    // trusted), so the per-session limit is the one that holds.
-    let Some(ConnectInfo(addr)) = extensions.get::<ConnectInfo<SocketAddr>>() else {
-        return Ok(());
-    };
-    limiters().1.check(&addr.ip().to_string()).map_err(ApiError::rate_limited)
-}
-
-fn check_session(journey: &Journey) -> Result<(), ApiError> {
-    limiters().0.check(journey.id.as_str()).map_err(ApiError::rate_limited)
-}
 
 fn forbidden(message: &str) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", message)
@@ -96,25 +72,27 @@ fn check_csrf(headers: &HeaderMap, journey: &Journey) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn find(state: &AppState, token: &str) -> Result<Journey, ApiError> {
+/// The session behind `token`; a token that names none is refused as [`no_such_session`] says.
+async fn find(state: &AppState, client: &ClientAddr, token: &str) -> Result<Journey, ApiError> {
     if !super::plausible_token(token) {
-        return Err(ApiError::not_found());
+        return Err(no_such_session(state, client));
     }
     let token = token.to_owned();
     state
         .store
         .read(move |c| verifications::journey(c, &token, chrono::Utc::now()))
         .await?
-        .ok_or_else(ApiError::not_found)
+        .ok_or_else(|| no_such_session(state, client))
 }
 
-/// The guards every write goes through, in order of cost.
-async fn authorise_write(state: &AppState, headers: &HeaderMap, extensions: &Extensions, token: &str) -> Result<Journey, ApiError> {
+/// The guards every write goes through, before its body is read: the session's own limit first,
+/// so customers behind one address do not share theirs, then the address's.
+async fn authorise_write(state: &AppState, headers: &HeaderMap, client: &ClientAddr, token: &str) -> Result<Journey, ApiError> {
     check_same_origin(headers, &state.public_base)?;
-    check_ip(extensions)?;
-    let journey = find(state, token).await?;
-    check_session(&journey)?;
+    let journey = find(state, client, token).await?;
+    check_session(&state.edge_limits.journey_writes, &journey)?;
     check_csrf(headers, &journey)?;
+    check_address(state, client)?;
     Ok(journey)
 }
 
@@ -134,23 +112,79 @@ pub struct Uploaded {
     pub bytes: usize,
 }
 
-/// The raw body of an upload. Over the hard cap of every request it answers the API's
-/// `payload_too_large` rather than the framework's plain-text 413.
-pub struct RawFile(Bytes);
+/// Every check of an upload that needs no byte of its body.
+async fn admit(
+    state: &AppState,
+    headers: &HeaderMap,
+    client: &ClientAddr,
+    token: &str,
+    side: &str,
+) -> Result<(Journey, &'static str), ApiError> {
+    let journey = authorise_write(state, headers, client, token).await?;
+    let Some((side, _)) = verifications::journey_sides(journey.category)
+        .iter()
+        .copied()
+        .find(|(s, _)| *s == side)
+    else {
+        return Err(ApiError::invalid_request("side", "This journey takes no such file."));
+    };
+    if !journey.is_open() {
+        return Err(closed(&journey));
+    }
+    Ok((journey, side))
+}
 
-impl<S: Send + Sync> FromRequest<S> for RawFile {
-    type Rejection = ApiError;
+/// A refused client may still be sending: the refusal is answered at once, and the rest of a body
+/// within the cap is read and dropped in the background (for at most [`DISCARD_TIME`]), so the
+/// connection closes cleanly and the client sees the answer rather than a reset. A body declared
+/// over the cap is not waited for: the connection simply closes.
+fn discard(headers: &HeaderMap, mut body: Body) {
+    if declared_length(headers).is_some_and(|length| length > MAX_FILE_BYTES as u64) {
+        return;
+    }
+    tokio::spawn(async move {
+        let drain = async {
+            let mut read = 0usize;
+            while let Some(Ok(frame)) = body.frame().await {
+                read += frame.data_ref().map_or(0, |data| data.len());
+                if read > MAX_FILE_BYTES {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(DISCARD_TIME, drain).await;
+    });
+}
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        match Bytes::from_request(req, state).await {
-            Ok(bytes) => Ok(RawFile(bytes)),
-            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(crate::input::payload_too_large()),
-            Err(e) => Err(ApiError::malformed(format!("The file could not be read: {}", e.body_text()))),
-        }
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
+/// Reads an upload's body once its guards have passed, up to [`MAX_FILE_BYTES`]: a declared length
+/// over the cap is refused before a byte is read, an undeclared one as soon as it passes the cap.
+async fn read_file(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    if declared_length(headers).is_some_and(|length| length > MAX_FILE_BYTES as u64) {
+        return Err(file_too_large());
+    }
+    match Limited::new(body, MAX_FILE_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => Err(file_too_large()),
+        Err(error) => Err(ApiError::malformed(format!("The file could not be read: {error}"))),
     }
 }
 
-/// Checks the bytes themselves (magic bytes, never the client's Content-Type) and the page count.
+fn file_too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "The file exceeds 10 MB (10,000,000 bytes).",
+    )
+}
+
+/// Checks the bytes themselves (magic bytes, never the client's Content-Type).
 fn check_file(side: &'static str, bytes: &[u8], category: DocumentCategory) -> Result<document::FileKind, ApiError> {
     if bytes.is_empty() {
         return Err(ApiError::invalid_document(side, "The file is empty."));
@@ -172,12 +206,17 @@ fn check_file(side: &'static str, bytes: &[u8], category: DocumentCategory) -> R
         };
         ApiError::invalid_document(side, format!("This file type is not accepted: send {allowed}."))
     })?;
-    match document::page_count(kind, bytes) {
-        Ok(1) => Ok(kind),
+    Ok(kind)
+}
+
+/// One page only; counted in the sandbox for a PDF (see `inspect`).
+async fn check_pages(state: &AppState, side: &'static str, kind: document::FileKind, bytes: &[u8]) -> Result<(), ApiError> {
+    match inspect::page_count(&state.sandbox, kind, bytes).await? {
+        Ok(1) => Ok(()),
         Ok(n) => Err(ApiError::invalid_document(side, format!("The file has {n} pages; one page only."))),
         Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => Err(ApiError::invalid_document(side, m)),
         // Bytes that look right but do not parse are the analysis's finding (`analyse_impossible`).
-        Err(_) => Ok(kind),
+        Err(_) => Ok(()),
     }
 }
 
@@ -187,24 +226,20 @@ pub async fn upload(
     State(state): State<AppState>,
     Path((token, side)): Path<(String, String)>,
     headers: HeaderMap,
-    extensions: Extensions,
-    RawFile(body): RawFile,
+    client: ClientAddr,
+    body: Body,
 ) -> ApiResult<(StatusCode, axum::Json<Uploaded>)> {
-    let journey = authorise_write(&state, &headers, &extensions, &token).await?;
-    let Some((side, _)) = verifications::journey_sides(journey.category)
-        .iter()
-        .copied()
-        .find(|(s, _)| *s == side)
-    else {
-        return Err(ApiError::invalid_request("side", "This journey takes no such file."));
+    let (journey, side) = match admit(&state, &headers, &client, &token, &side).await {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            discard(&headers, body);
+            return Err(refusal);
+        }
     };
-    if !journey.is_open() {
-        return Err(closed(&journey));
-    }
     let category = journey.category;
-    let (kind, bytes) = tokio::task::spawn_blocking(move || check_file(side, &body, category).map(|k| (k, body)))
-        .await
-        .map_err(|e| ApiError::internal("journey file check", e))??;
+    let bytes = read_file(&headers, body).await?;
+    let kind = check_file(side, &bytes, category)?;
+    check_pages(&state, side, kind, &bytes).await?;
 
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);
@@ -212,7 +247,7 @@ pub async fn upload(
         .blobs
         .put(&blob, &context, &bytes)
         .await
-        .map_err(|e| ApiError::internal("journey blob", e))?;
+        .map_err(|e| ApiError::blob("journey blob", e))?;
     let (id, name, size) = (journey.id.clone(), blob.clone(), bytes.len());
     let recorded = state
         .store
@@ -261,9 +296,9 @@ pub async fn submit(
     State(state): State<AppState>,
     Path(token): Path<String>,
     headers: HeaderMap,
-    extensions: Extensions,
+    client: ClientAddr,
 ) -> ApiResult<(StatusCode, axum::Json<Status>)> {
-    let journey = authorise_write(&state, &headers, &extensions, &token).await?;
+    let journey = authorise_write(&state, &headers, &client, &token).await?;
     if !journey.is_open() {
         return Err(closed(&journey));
     }
@@ -285,10 +320,11 @@ pub async fn submit(
 pub async fn status(
     State(state): State<AppState>,
     Path(token): Path<String>,
-    extensions: Extensions,
+    client: ClientAddr,
 ) -> ApiResult<([(header::HeaderName, &'static str); 1], axum::Json<Status>)> {
-    check_ip(&extensions)?;
-    let journey = find(&state, &token).await?;
+    let journey = find(&state, &client, &token).await?;
+    check_session(&state.edge_limits.journey_polls, &journey)?;
+    check_address(&state, &client)?;
     Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(Status { status: journey.status })))
 }
 
@@ -320,21 +356,20 @@ mod tests {
         assert!(check_same_origin(&h, "https://s.example").is_err());
     }
 
-    /// A body over the cap answers the API's JSON error, like every other route.
+    /// A file over 10 MB is refused from its declared length before a byte is read, or as soon as
+    /// an undeclared body passes the cap.
     #[tokio::test]
-    async fn an_oversized_body_is_payload_too_large() {
-        use axum::body::Body;
-        use tower::ServiceExt as _;
-        let app = axum::Router::new()
-            .route("/", axum::routing::post(|RawFile(b): RawFile| async move { b.len().to_string() }))
-            .layer(axum::extract::DefaultBodyLimit::max(8));
-        let send = |body: &'static str| app.clone().oneshot(Request::post("/").body(Body::from(body)).unwrap());
-        assert_eq!(send("12345678").await.unwrap().status(), StatusCode::OK);
-        let refused = send("123456789").await.unwrap();
-        assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
-        let body = axum::body::to_bytes(refused.into_body(), 1024).await.unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(body["error"], "payload_too_large");
+    async fn an_oversized_file_is_payload_too_large() {
+        let mut declared = HeaderMap::new();
+        declared.insert(header::CONTENT_LENGTH, (MAX_FILE_BYTES + 1).into());
+        let refused = read_file(&declared, Body::from("small")).await.unwrap_err();
+        assert_eq!((refused.status, refused.code), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"));
+        let undeclared = read_file(&HeaderMap::new(), Body::from(vec![0u8; MAX_FILE_BYTES + 1]))
+            .await
+            .unwrap_err();
+        assert_eq!(undeclared.code, "payload_too_large");
+        let fine = read_file(&HeaderMap::new(), Body::from(vec![7u8; MAX_FILE_BYTES])).await.unwrap();
+        assert_eq!(fine.len(), MAX_FILE_BYTES);
     }
 
     #[test]

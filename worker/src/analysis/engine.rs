@@ -16,7 +16,7 @@ pub trait Engine: Send + Sync {
 }
 
 /// Why an engine produced no report. Messages are one sentence and never quote the document.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum EngineError {
     /// The bytes cannot be decoded as their file type at all: permanent.
     #[error("{0}")]

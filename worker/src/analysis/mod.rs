@@ -9,11 +9,13 @@ pub mod forensics;
 pub mod issuer;
 pub mod mrz;
 pub mod pdf_tree;
+pub mod sandboxed;
 pub mod text;
 pub mod twoddoc;
 
 pub use builtin::{BuiltinEngine, EngineOptions};
 pub use engine::{Engine, EngineError};
+pub use sandboxed::SandboxedEngine;
 
 use common::analysis::AnalysisReport;
 use common::catalogue::anomaly;

@@ -62,7 +62,7 @@ impl Shared {
     async fn open(&self, generation: u32) -> Result<Arc<Link>, QueueError> {
         let link = Arc::new(Link::open(&self.url, generation, self.options.delivery_limit).await?);
         for topic in self.wanted() {
-            if let Err(e) = link.ensure_consumer(topic, self.options.prefetch, &self.inbox).await {
+            if let Err(e) = link.ensure_consumer(topic, self.options.prefetch_for(topic), &self.inbox).await {
                 link.shutdown().await;
                 return Err(e);
             }
@@ -146,7 +146,7 @@ impl Shared {
     /// re-declares a deleted queue, and retries with backoff otherwise).
     pub(super) async fn start_consumers(&self, link: &Link, topics: &[Topic]) {
         for topic in topics {
-            if let Err(e) = link.ensure_consumer(*topic, self.options.prefetch, &self.inbox).await {
+            if let Err(e) = link.ensure_consumer(*topic, self.options.prefetch_for(*topic), &self.inbox).await {
                 tracing::warn!(topic = topic.as_str(), error = %e, "starting a consumer failed; reconnecting");
                 link.mark_lost();
                 return;

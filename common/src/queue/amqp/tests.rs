@@ -85,6 +85,7 @@ fn init_logs() {
 fn options() -> AmqpOptions {
     AmqpOptions {
         prefetch: 4,
+        events_prefetch: None,
         delivery_limit: 3,
         confirm_timeout: Duration::from_secs(5),
     }
@@ -156,7 +157,9 @@ async fn publish_receive_ack_round_trip() {
             "results",
             "results.dead",
             "events",
-            "events.dead"
+            "events.dead",
+            "jobs.realtime.overflow",
+            "jobs.realtime.overflow.dead"
         ]
     );
     assert_eq!(ready_of(&stats, "results"), (0, 1));

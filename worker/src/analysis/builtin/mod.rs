@@ -206,7 +206,10 @@ impl Engine for BuiltinEngine {
         let limit = self.parts.timeout;
         tokio::time::timeout(limit, self.analyse_within_limits(input))
             .await
-            .map_err(|_| EngineError::Failure(format!("the analysis took longer than {} s", limit.as_secs())))?
+            // Its blocking thread cannot be stopped and would run on beside a retry: a timeout is the
+            // document's finding, never retried. (Workers run the engine in a sandbox child, which
+            // their parent kills at the deadline; see `sandboxed`.)
+            .map_err(|_| EngineError::Unsupported(format!("the analysis took longer than {} s", limit.as_secs())))?
     }
 
     fn name(&self) -> &'static str {

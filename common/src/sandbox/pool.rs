@@ -1,0 +1,251 @@
+//! The parent's side: a few live children, each doing one request at a time. A child that dies or
+//! overruns its deadline is killed with its whole process group (the OCR and rendering programs it
+//! started included) and reaped; the next request starts a fresh one.
+
+use super::protocol::{self, Response};
+use super::Task;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::BufReader;
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Semaphore;
+
+/// Requests one child serves before it is replaced, so memory a parser left fragmented is returned.
+const USES_PER_CHILD: u32 = 64;
+/// Longest start of a child (an analysis child loads the trust list first); not counted in a
+/// request's deadline.
+const START_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How to start a child: the `sceau` binary itself, as `sceau sandbox`.
+#[derive(Debug, Clone)]
+pub struct SandboxCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl SandboxCommand {
+    /// The running binary, whose `sandbox` subcommand serves requests within `address_space_mb`.
+    pub fn current_exe(address_space_mb: u64) -> std::io::Result<Self> {
+        Ok(Self {
+            program: std::env::current_exe()?,
+            args: vec!["sandbox".to_owned(), "--address-space-mb".to_owned(), address_space_mb.to_string()],
+        })
+    }
+
+    /// Also asks the child to build the analysis engine before it announces itself ready.
+    pub fn with_engine(mut self) -> Self {
+        self.args.push("--engine".to_owned());
+        self
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SandboxError {
+    /// The work ran past its deadline; its child was killed.
+    #[error("the work took longer than {} s and was stopped", .0.as_secs_f32())]
+    TimedOut(Duration),
+    /// The child was killed by a signal while working: its memory limit (an allocation failed and it
+    /// aborted), a stack overflow, or a crash on these bytes.
+    #[error("the work exceeded the sandbox's limits ({0})")]
+    LimitExceeded(String),
+    /// No child could do the work (it could not start, or it refused the request): not the
+    /// document's fault.
+    #[error("the sandbox is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A pool of sandbox children; cheap to clone.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    command: SandboxCommand,
+    idle: Mutex<Vec<Worker>>,
+    /// One permit per child that may run at once.
+    permits: Semaphore,
+}
+
+/// One live child.
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pid: u32,
+    uses: u32,
+}
+
+impl Sandbox {
+    /// A pool of at most `children` children, started on demand.
+    pub fn new(command: SandboxCommand, children: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                command,
+                idle: Mutex::new(Vec::new()),
+                permits: Semaphore::new(children.max(1)),
+            }),
+        }
+    }
+
+    /// Runs `task` on `files` in a child; the child is killed if it has not answered within
+    /// `deadline` (counted once a child is free).
+    pub async fn run<T: Task>(&self, task: &T, files: &[&[u8]], deadline: Duration) -> Result<T::Output, SandboxError> {
+        let body = serde_json::to_value(task).map_err(|e| SandboxError::Unavailable(e.to_string()))?;
+        let _permit = self
+            .inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Unavailable("the sandbox is closed".to_owned()))?;
+        let mut worker = match self.take_idle() {
+            Some(worker) => worker,
+            None => self.spawn().await?,
+        };
+        let exchange = async {
+            protocol::write_request(&mut worker.stdin, T::NAME, body, files).await?;
+            protocol::read_response(&mut worker.stdout).await
+        };
+        let answer = match tokio::time::timeout(deadline, exchange).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(io_error)) => {
+                let status = worker.end().await;
+                return Err(classify_death(status, &io_error));
+            }
+            Err(_) => {
+                let pid = worker.pid;
+                worker.stop().await;
+                tracing::warn!(
+                    task = T::NAME,
+                    pid,
+                    deadline_ms = deadline.as_millis() as u64,
+                    "sandbox child killed at its deadline"
+                );
+                return Err(SandboxError::TimedOut(deadline));
+            }
+        };
+        worker.uses += 1;
+        self.give_back(worker).await;
+        match answer {
+            Response::Done(value) => serde_json::from_value(value).map_err(|e| SandboxError::Unavailable(e.to_string())),
+            Response::Refused(message) => Err(SandboxError::Unavailable(message)),
+        }
+    }
+
+    fn take_idle(&self) -> Option<Worker> {
+        self.inner.idle.lock().ok()?.pop()
+    }
+
+    async fn give_back(&self, worker: Worker) {
+        if worker.uses >= USES_PER_CHILD {
+            worker.retire().await;
+            return;
+        }
+        if let Ok(mut idle) = self.inner.idle.lock() {
+            idle.push(worker);
+        }
+    }
+
+    /// Starts a child and waits for its ready frame, so its start is not charged to a document.
+    async fn spawn(&self) -> Result<Worker, SandboxError> {
+        let command = &self.inner.command;
+        let mut child = tokio::process::Command::new(&command.program)
+            .args(&command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            // Its own group, so a kill reaches the programs it starts (OCR, rendering).
+            .process_group(0)
+            // Fewer malloc arenas: each reserves address space the limit counts.
+            .env("MALLOC_ARENA_MAX", "2")
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| SandboxError::Unavailable(format!("cannot start {}: {e}", command.program.display())))?;
+        let (Some(stdin), Some(stdout), Some(pid)) = (child.stdin.take(), child.stdout.take(), child.id()) else {
+            return Err(SandboxError::Unavailable("the child has no pipes".to_owned()));
+        };
+        let mut worker = Worker {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            pid,
+            uses: 0,
+        };
+        match tokio::time::timeout(START_DEADLINE, protocol::read_response(&mut worker.stdout)).await {
+            Ok(Ok(Response::Done(_))) => Ok(worker),
+            Ok(Ok(Response::Refused(message))) => {
+                worker.stop().await;
+                Err(SandboxError::Unavailable(format!("the child could not start: {message}")))
+            }
+            Ok(Err(error)) => {
+                let status = worker.end().await;
+                Err(SandboxError::Unavailable(format!(
+                    "the child could not start ({status:?}): {error}"
+                )))
+            }
+            Err(_) => {
+                worker.stop().await;
+                Err(SandboxError::Unavailable("the child did not start in time".to_owned()))
+            }
+        }
+    }
+}
+
+impl Worker {
+    /// Kills the child's whole group and reaps it; returns how it ended.
+    async fn stop(mut self) -> Option<ExitStatus> {
+        self.kill_group();
+        self.child.wait().await.ok()
+    }
+
+    /// After a broken exchange: lets the child finish dying on its own (so its signal tells why),
+    /// then kills what is left of its group and reaps it.
+    async fn end(mut self) -> Option<ExitStatus> {
+        let natural = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        self.kill_group();
+        match natural {
+            Ok(Ok(status)) => Some(status),
+            _ => {
+                let _ = self.child.wait().await;
+                None
+            }
+        }
+    }
+
+    fn kill_group(&self) {
+        if let Ok(pid) = i32::try_from(self.pid) {
+            // The group may be gone already (the child died and had no helpers): nothing to do then.
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+
+    /// Ends an idle child politely: it sees the pipe close and exits.
+    async fn retire(mut self) {
+        drop(self.stdin);
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await.is_err() {
+            let _ = self.child.start_kill();
+        }
+    }
+}
+
+/// A child killed by a signal died on the work (its memory limit makes an allocation fail and the
+/// child abort); one that exited by itself could not serve at all.
+fn classify_death(status: Option<ExitStatus>, io_error: &std::io::Error) -> SandboxError {
+    match status {
+        Some(status) => match status.signal() {
+            Some(signal) => {
+                let name = Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_owned());
+                tracing::warn!(signal = name.as_str(), "sandbox child died on its work");
+                SandboxError::LimitExceeded(name)
+            }
+            None => SandboxError::Unavailable(format!("the child exited ({status}) after {io_error}")),
+        },
+        None => SandboxError::Unavailable(format!("the child vanished after {io_error}")),
+    }
+}

@@ -1,0 +1,273 @@
+//! The genuine page's content: every fact the certificate prints, with the certificate's own
+//! words (`certificate::labels`) in the reader's language, and the fingerprint to compare with
+//! the one in the certificate's footer.
+
+use crate::certificate::facts::{Facts, Fingerprint, SealFacts};
+use crate::certificate::labels;
+use crate::html::escape;
+use crate::journey::i18n::Lang;
+use std::fmt::Write as _;
+
+/// The page's fixed words, per language.
+struct Words {
+    title: &'static str,
+    intro: &'static str,
+    fingerprint: &'static str,
+    fingerprint_where: &'static str,
+    before_review: &'static str,
+    details: &'static str,
+    consultation: &'static str,
+    analyzed: &'static str,
+    recorded: &'static str,
+    category: &'static str,
+    document_type: &'static str,
+    country: &'static str,
+    verdict: &'static str,
+    decision: &'static str,
+    review: &'static str,
+    checks: &'static str,
+    no_check: &'static str,
+    seal: &'static str,
+    no_seal: &'static str,
+    seal_rows: [&'static str; 5],
+    anomalies: &'static str,
+    no_anomaly: &'static str,
+    note: &'static str,
+}
+
+const FR: Words = Words {
+    title: "Certificat authentique",
+    intro: "Ce certificat a bien été émis par Sceau, service de vérification de documents. \
+Les informations ci-dessous sont celles de l’analyse enregistrée : comparez-les, avec l’empreinte, à celles du certificat. \
+Si l’une d’elles diffère, le document que vous avez en main a été modifié.",
+    fingerprint: "Empreinte du certificat",
+    fingerprint_where: "Elle est imprimée en bas de chaque page du certificat.",
+    before_review: "Un certificat téléchargé avant la revue humaine (revue « En attente ») porte l’empreinte",
+    details: "Détails",
+    consultation: "Consultation",
+    analyzed: "Analysé le",
+    recorded: "Enregistré le",
+    category: "Catégorie",
+    document_type: "Type de document",
+    country: "Pays",
+    verdict: "Verdict",
+    decision: "Décision",
+    review: "Revue humaine",
+    checks: "Vérifications réalisées",
+    no_check: "Aucune vérification n’a pu être réalisée sur ce document.",
+    seal: "Cachet électronique 2D-Doc",
+    no_seal: "Aucun cachet 2D-Doc n’a été trouvé sur le document.",
+    seal_rows: [
+        "Signature",
+        "Signature vérifiée",
+        "Autorité de certification reconnue (ANTS)",
+        "Données du cachet conformes au document",
+        "Lecture",
+    ],
+    anomalies: "Points d’attention",
+    no_anomaly: "Aucun point d’attention.",
+    note: "Cette page ne contient aucune donnée personnelle.",
+};
+
+const EN: Words = Words {
+    title: "Genuine certificate",
+    intro: "This certificate was issued by Sceau, a document verification service. \
+The details below are those of the recorded analysis: compare them, and the fingerprint, with the certificate. \
+If any of them differs, the document in your hands was altered.",
+    fingerprint: "Certificate fingerprint",
+    fingerprint_where: "It is printed at the bottom of every page of the certificate.",
+    before_review: "A certificate downloaded before the human review (review “Pending”) carries the fingerprint",
+    details: "Details",
+    consultation: "Consultation",
+    analyzed: "Analysed on",
+    recorded: "Recorded on",
+    category: "Category",
+    document_type: "Document type",
+    country: "Country",
+    verdict: "Verdict",
+    decision: "Decision",
+    review: "Human review",
+    checks: "Checks performed",
+    no_check: "No check could be performed on this document.",
+    seal: "2D-Doc electronic seal",
+    no_seal: "No 2D-Doc seal was found on the document.",
+    seal_rows: [
+        "Signature",
+        "Signature verified",
+        "Certification authority recognised (ANTS)",
+        "Seal data matching the document",
+        "Reading",
+    ],
+    anomalies: "Points of attention",
+    no_anomaly: "No point of attention.",
+    note: "This page contains no personal data.",
+};
+
+/// The title and body of the page confirming `facts`; fails only if the facts cannot be encoded.
+pub fn genuine(facts: &Facts, lang: Lang) -> Result<(&'static str, String), serde_json::Error> {
+    let w = match lang {
+        Lang::Fr => &FR,
+        Lang::En => &EN,
+    };
+    let fingerprint = facts.fingerprint()?;
+    let before_review = facts.before_review().map(|f| f.fingerprint()).transpose()?;
+    let mut body = format!("<section class=\"ok\"><h1>{}</h1><p>{}</p></section>", w.title, w.intro);
+    fingerprint_section(&mut body, w, fingerprint, before_review);
+    details(&mut body, w, facts, lang);
+    checks(&mut body, w, facts, lang);
+    if let Some(seal) = &facts.two_d_doc {
+        seal_section(&mut body, w, seal, lang);
+    }
+    anomalies(&mut body, w, facts, lang);
+    let _ = write!(body, "<footer><p>{}</p></footer>", w.note);
+    Ok((w.title, body))
+}
+
+fn fingerprint_section(body: &mut String, w: &Words, fingerprint: Fingerprint, before_review: Option<Fingerprint>) {
+    let _ = write!(
+        body,
+        "<h2>{}</h2><p class=\"fp\" id=\"fingerprint\">{fingerprint}</p><p>{}</p>",
+        w.fingerprint, w.fingerprint_where
+    );
+    if let Some(earlier) = before_review {
+        let _ = write!(body, "<p>{} : <span class=\"fp\">{earlier}</span></p>", w.before_review);
+    }
+}
+
+fn details(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
+    let rows = [
+        (w.consultation, f.consultation.clone()),
+        (w.analyzed, labels::date(&f.analyzed_at, lang)),
+        (w.recorded, labels::date(&f.created_at, lang)),
+        (w.category, labels::category(f.category, lang).to_owned()),
+        (w.document_type, labels::document_type(&f.document_type, lang).to_owned()),
+        (w.country, labels::country(f.document_country.as_deref(), lang).to_owned()),
+        (w.verdict, labels::verdict(f.verdict, lang).to_owned()),
+        (w.decision, labels::decision(f.decision, lang).to_owned()),
+        (w.review, labels::review(f.review_status, lang).to_owned()),
+    ];
+    let _ = write!(body, "<h2>{}</h2>", w.details);
+    definitions(body, rows.iter().map(|(term, value)| (*term, value.as_str())));
+}
+
+fn checks(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
+    let _ = write!(body, "<h2>{} ({})</h2>", w.checks, f.checks.len());
+    if f.checks.is_empty() {
+        let _ = write!(body, "<p>{}</p>", w.no_check);
+        return;
+    }
+    body.push_str("<ul>");
+    for outcome in &f.checks {
+        let _ = write!(
+            body,
+            "<li>{} — {}</li>",
+            labels::check(outcome.check, lang),
+            labels::outcome(outcome.passed, lang)
+        );
+    }
+    body.push_str("</ul>");
+}
+
+fn seal_section(body: &mut String, w: &Words, seal: &SealFacts, lang: Lang) {
+    let _ = write!(body, "<h2>{}</h2>", w.seal);
+    if !seal.present {
+        let _ = write!(body, "<p>{}</p>", w.no_seal);
+        return;
+    }
+    let values = [
+        labels::signature_status(&seal.signature_status, lang),
+        labels::yes_no(seal.signature_verified, lang),
+        labels::yes_no(seal.trusted, lang),
+        labels::yes_no(seal.data_matches, lang),
+        labels::read_status(&seal.read_status, lang),
+    ];
+    definitions(body, w.seal_rows.into_iter().zip(values));
+}
+
+fn anomalies(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
+    let _ = write!(body, "<h2>{} ({})</h2>", w.anomalies, f.anomalies.len());
+    if f.anomalies.is_empty() {
+        let _ = write!(body, "<p>{}</p>", w.no_anomaly);
+        return;
+    }
+    body.push_str("<ul>");
+    for a in &f.anomalies {
+        let _ = write!(
+            body,
+            "<li><strong>{} — {}</strong>",
+            labels::severity(a.severity, lang),
+            escape(&a.code)
+        );
+        if let Some(meaning) = labels::anomaly_meaning(&a.code, lang) {
+            let _ = write!(body, "<br>{}", escape(meaning));
+        }
+        body.push_str("</li>");
+    }
+    body.push_str("</ul>");
+}
+
+/// A definition list; every value is escaped (engine vocabularies pass through as they are).
+fn definitions<'a>(body: &mut String, rows: impl Iterator<Item = (&'a str, &'a str)>) {
+    body.push_str("<dl>");
+    for (term, value) in rows {
+        let _ = write!(body, "<dt>{term}</dt><dd>{}</dd>", escape(value));
+    }
+    body.push_str("</dl>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::analysis::{Check, CheckOutcome};
+    use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
+
+    fn facts() -> Facts {
+        Facts {
+            consultation: "CSL-20260101-0123456789ab".into(),
+            analyzed_at: "2026-01-01T10:20:30.000Z".into(),
+            created_at: "2026-01-01T10:20:31.000Z".into(),
+            category: DocumentCategory::Identite,
+            document_type: "passeport".into(),
+            document_country: Some("FRA".into()),
+            verdict: Verdict::Suspect,
+            decision: Some(Decision::AVerifier),
+            review_status: Some(ReviewStatus::Accepted),
+            checks: vec![CheckOutcome {
+                check: Check::MrzCheckDigits,
+                passed: false,
+            }],
+            two_d_doc: None,
+            anomalies: vec![crate::certificate::facts::AnomalyFact {
+                severity: Severity::Warning,
+                code: "<script>".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn shows_every_fact_in_both_languages_escaped() {
+        let f = facts();
+        let (_, fr) = genuine(&f, Lang::Fr).unwrap();
+        for expected in [
+            "<dd>Passeport</dd>",
+            "<dd>FRA</dd>",
+            "<dd>Suspect</dd>",
+            "<dd>À vérifier</dd>",
+            "<dd>Acceptée</dd>",
+            "<dd>01/01/2026 à 10:20:30 UTC</dd>",
+            "Clés de contrôle de la bande MRZ — Échouée",
+            "Avertissement — &lt;script&gt;",
+        ] {
+            assert!(fr.contains(expected), "`{expected}` missing: {fr}");
+        }
+        assert!(!fr.contains("<script>"));
+        assert!(fr.contains(&f.fingerprint().unwrap().to_string()));
+        let pending = f.before_review().unwrap().fingerprint().unwrap().to_string();
+        assert!(fr.contains(&pending), "the pending certificate's fingerprint is given too");
+        let (title, en) = genuine(&f, Lang::En).unwrap();
+        assert_eq!(title, "Genuine certificate");
+        for expected in ["<dd>Passport</dd>", "<dd>Suspicious</dd>", "<dd>Accepted</dd>", "— Failed"] {
+            assert!(en.contains(expected), "`{expected}` missing: {en}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The words the certificate and the authenticity page put on each fact, in French and English,
+//! in one place: a reader compares the two documents, so they must say the same thing.
+
+use crate::journey::i18n::Lang;
+use common::analysis::Check;
+use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
+
+/// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
+/// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
+pub fn date(stored: &str, lang: Lang) -> String {
+    let format = match lang {
+        Lang::Fr => "%d/%m/%Y à %H:%M:%S UTC",
+        Lang::En => "%Y-%m-%d %H:%M:%S UTC",
+    };
+    match common::time::parse(stored) {
+        Some(t) => t.format(format).to_string(),
+        None => stored.to_owned(),
+    }
+}
+
+/// The category's name.
+pub fn category(category: DocumentCategory, lang: Lang) -> &'static str {
+    match (category, lang) {
+        (DocumentCategory::Identite, Lang::Fr) => "Document d’identité",
+        (DocumentCategory::Identite, Lang::En) => "Identity document",
+        (DocumentCategory::Administratif, Lang::Fr) => "Document administratif",
+        (DocumentCategory::Administratif, Lang::En) => "Administrative document",
+    }
+}
+
+/// The verdict in words.
+pub fn verdict(verdict: Verdict, lang: Lang) -> &'static str {
+    match (verdict, lang) {
+        (Verdict::Conforme, Lang::Fr) => "Conforme",
+        (Verdict::Conforme, Lang::En) => "Compliant",
+        (Verdict::SansAnomalie, Lang::Fr) => "Sans anomalie détectée",
+        (Verdict::SansAnomalie, Lang::En) => "No anomaly detected",
+        (Verdict::NonConforme, Lang::Fr) => "Non conforme",
+        (Verdict::NonConforme, Lang::En) => "Not compliant",
+        (Verdict::Suspect, Lang::Fr) => "Suspect",
+        (Verdict::Suspect, Lang::En) => "Suspicious",
+        (Verdict::AnalyseImpossible, Lang::Fr) => "Analyse impossible",
+        (Verdict::AnalyseImpossible, Lang::En) => "Analysis not possible",
+    }
+}
+
+pub fn decision(decision: Option<Decision>, lang: Lang) -> &'static str {
+    match (decision, lang) {
+        (Some(Decision::Conforme), Lang::Fr) => "Conforme",
+        (Some(Decision::Conforme), Lang::En) => "Compliant",
+        (Some(Decision::AVerifier), Lang::Fr) => "À vérifier",
+        (Some(Decision::AVerifier), Lang::En) => "To be checked",
+        (Some(Decision::Refuse), Lang::Fr) => "Refusé",
+        (Some(Decision::Refuse), Lang::En) => "Refused",
+        (None, Lang::Fr) => "Aucune (le verdict seul s’applique)",
+        (None, Lang::En) => "None (the verdict alone applies)",
+    }
+}
+
+pub fn review(review: Option<ReviewStatus>, lang: Lang) -> &'static str {
+    match (review, lang) {
+        (Some(ReviewStatus::Pending), Lang::Fr) => "En attente",
+        (Some(ReviewStatus::Pending), Lang::En) => "Pending",
+        (Some(ReviewStatus::Accepted), Lang::Fr) => "Acceptée",
+        (Some(ReviewStatus::Accepted), Lang::En) => "Accepted",
+        (Some(ReviewStatus::Rejected), Lang::Fr) => "Rejetée",
+        (Some(ReviewStatus::Rejected), Lang::En) => "Rejected",
+        (None, Lang::Fr) => "Non requise",
+        (None, Lang::En) => "Not required",
+    }
+}
+
+pub fn severity(severity: Severity, lang: Lang) -> &'static str {
+    match (severity, lang) {
+        (Severity::Info, Lang::Fr) => "Information",
+        (Severity::Info, Lang::En) => "Information",
+        (Severity::Warning, Lang::Fr) => "Avertissement",
+        (Severity::Warning, Lang::En) => "Warning",
+        (Severity::Reject, Lang::Fr) => "Bloquant",
+        (Severity::Reject, Lang::En) => "Blocking",
+    }
+}
+
+/// A check's name; the French one is the engine's own (`Check::label_fr`).
+pub fn check(check: Check, lang: Lang) -> &'static str {
+    match lang {
+        Lang::Fr => check.label_fr(),
+        Lang::En => match check {
+            Check::TwoDDocSignature => "2D-Doc seal signature (ANTS trust list)",
+            Check::TwoDDocData => "Seal data matching the document",
+            Check::MrzCheckDigits => "Check digits of the machine-readable zone",
+            Check::DocumentValidity => "Validity date of the document",
+            Check::FileIntegrity => "File integrity (metadata, editing, quality)",
+            Check::IssuerRegister => "Issuer confirmed in a company register",
+            Check::SelfieMatch => "Selfie matching the document's photo",
+        },
+    }
+}
+
+/// A check's outcome.
+pub fn outcome(passed: bool, lang: Lang) -> &'static str {
+    match (passed, lang) {
+        (true, Lang::Fr) => "Réussie",
+        (true, Lang::En) => "Passed",
+        (false, Lang::Fr) => "Échouée",
+        (false, Lang::En) => "Failed",
+    }
+}
+
+pub fn yes_no(value: bool, lang: Lang) -> &'static str {
+    match (value, lang) {
+        (true, Lang::Fr) => "oui",
+        (true, Lang::En) => "yes",
+        (false, Lang::Fr) => "non",
+        (false, Lang::En) => "no",
+    }
+}
+
+/// The name of a `documentType` of `API.md`; a value outside it is shown as it is.
+pub fn document_type(value: &str, lang: Lang) -> &str {
+    let (fr, en) = match value {
+        "carte_identite" => ("Carte nationale d’identité", "National identity card"),
+        "passeport" => ("Passeport", "Passport"),
+        "titre_sejour" => ("Titre de séjour", "Residence permit"),
+        "permis_conduire" => ("Permis de conduire", "Driving licence"),
+        "autre_identite" => ("Autre pièce d’identité", "Other identity document"),
+        "justificatif_domicile" => ("Justificatif de domicile", "Proof of address"),
+        "facture" => ("Facture", "Invoice"),
+        "avis_imposition" => ("Avis d’imposition", "Tax notice"),
+        "bulletin_salaire" => ("Bulletin de salaire", "Payslip"),
+        "rib" => ("Relevé d’identité bancaire", "Bank account details"),
+        "releve_compte" => ("Relevé de compte", "Bank statement"),
+        "contrat_travail" => ("Contrat de travail", "Employment contract"),
+        "attestation" => ("Attestation", "Certificate"),
+        "autre_administratif" => ("Autre document administratif", "Other administrative document"),
+        "inconnu" => ("Non déterminé", "Not determined"),
+        other => return other,
+    };
+    match lang {
+        Lang::Fr => fr,
+        Lang::En => en,
+    }
+}
+
+/// The issuing country (ISO 3166-1 alpha-3), or words for an unknown one.
+pub fn country(value: Option<&str>, lang: Lang) -> &str {
+    match (value, lang) {
+        (Some(code), _) => code,
+        (None, Lang::Fr) => "non déterminé",
+        (None, Lang::En) => "not determined",
+    }
+}
+
+pub fn signature_status(status: &str, lang: Lang) -> &str {
+    let (fr, en) = match status {
+        "valid" => ("valide", "valid"),
+        "invalid" => ("invalide", "invalid"),
+        "unknown_certificate" => ("certificat inconnu", "unknown certificate"),
+        "untrusted_authority" => ("autorité non reconnue", "authority not recognised"),
+        "certificate_expired" => ("certificat expiré", "certificate expired"),
+        "not_checked" => ("non vérifiée", "not checked"),
+        other => return other,
+    };
+    match lang {
+        Lang::Fr => fr,
+        Lang::En => en,
+    }
+}
+
+pub fn read_status(status: &str, lang: Lang) -> &str {
+    let (fr, en) = match status {
+        "read" => ("cachet lu", "seal read"),
+        "unreadable" => ("cachet présent mais illisible", "seal present but unreadable"),
+        "malformed" => (
+            "cachet non conforme à la spécification de l’ANTS",
+            "seal not conforming to the ANTS specification",
+        ),
+        other => return other,
+    };
+    match lang {
+        Lang::Fr => fr,
+        Lang::En => en,
+    }
+}
+
+/// What a point of attention means: the catalogue's meaning for a known code, nothing for an
+/// unknown one (its message is the engine's free text, which could carry anything).
+pub fn anomaly_meaning(code: &str, lang: Lang) -> Option<&'static str> {
+    common::catalogue::lookup(code).map(|kind| match lang {
+        Lang::Fr => kind.meaning_fr,
+        Lang::En => kind.meaning,
+    })
+}

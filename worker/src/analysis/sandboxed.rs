@@ -1,0 +1,171 @@
+//! The engine as workers run it: each document is analysed in a sandbox child (see
+//! `common::sandbox`), so a file that exhausts memory or time ends as a finding on that document,
+//! never as a dead worker. The child runs the very same [`BuiltinEngine`].
+
+use super::engine::{Engine, EngineError};
+use super::{BuiltinEngine, EngineOptions};
+use async_trait::async_trait;
+use common::analysis::{AnalysisInput, AnalysisReport};
+use common::config::Config;
+use common::domain::DocumentCategory;
+use common::sandbox::protocol::{Request, Response};
+use common::sandbox::{child, Sandbox, SandboxError, Task};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How much later than its parent's deadline the child's own engine timer would fire: never first,
+/// since the child's answer would leave its analysis thread running while the parent moved on.
+const CHILD_TIMER_SLACK: Duration = Duration::from_secs(3600);
+
+/// One document to analyse; the files follow as front, then back and selfie when present.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct AnalyseTask {
+    pub category: DocumentCategory,
+    pub back: bool,
+    pub selfie: bool,
+}
+
+impl Task for AnalyseTask {
+    const NAME: &'static str = "analyse";
+    type Output = Result<AnalysisReport, EngineError>;
+}
+
+/// The worker's engine: [`BuiltinEngine`] behind the sandbox.
+pub struct SandboxedEngine {
+    sandbox: Sandbox,
+    deadline: Duration,
+}
+
+impl SandboxedEngine {
+    /// `timeout` is the longest analysis of one document; its child is killed then.
+    pub fn new(sandbox: Sandbox, timeout: Duration) -> Self {
+        Self {
+            sandbox,
+            deadline: timeout,
+        }
+    }
+}
+
+#[async_trait]
+impl Engine for SandboxedEngine {
+    async fn analyse(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+        let task = AnalyseTask {
+            category: input.category,
+            back: input.back.is_some(),
+            selfie: input.selfie.is_some(),
+        };
+        let files: Vec<&[u8]> = std::iter::once(input.front.as_slice())
+            .chain(input.back.as_deref())
+            .chain(input.selfie.as_deref())
+            .collect();
+        match self.sandbox.run(&task, &files, self.deadline).await {
+            Ok(result) => result,
+            Err(error) => Err(over_limits(error)),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "builtin"
+    }
+}
+
+/// A document that kills its child would kill the next one too: it is the document's finding
+/// (permanent, never retried); only a sandbox that cannot serve at all is worth another try.
+fn over_limits(error: SandboxError) -> EngineError {
+    match error {
+        SandboxError::TimedOut(_) | SandboxError::LimitExceeded(_) => {
+            EngineError::Unsupported(format!("the document exceeds the analysis limits of memory and time ({error})"))
+        }
+        SandboxError::Unavailable(_) => EngineError::Failure(error.to_string()),
+    }
+}
+
+/// The child's analyser: builds the engine from the same configuration as its parent on the first
+/// document, then analyses each one it is sent.
+pub struct ChildAnalyser {
+    runtime: tokio::runtime::Runtime,
+    engine: Option<BuiltinEngine>,
+}
+
+impl ChildAnalyser {
+    pub fn new() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        Ok(Self { runtime, engine: None })
+    }
+
+    /// Answers one `analyse` request.
+    pub fn answer(&mut self, request: Request) -> Response {
+        let engine = match self.engine() {
+            Ok(engine) => engine.clone(),
+            Err(message) => return Response::Refused(message),
+        };
+        let runtime = &self.runtime;
+        child::answer::<AnalyseTask>(request, |task, files| {
+            let input = input_from(task, files)?;
+            runtime.block_on(engine.analyse(input))
+        })
+    }
+
+    /// Builds the engine now, before the child announces itself ready.
+    pub fn prepare(&mut self) -> Result<(), String> {
+        self.engine().map(|_| ())
+    }
+
+    fn engine(&mut self) -> Result<&BuiltinEngine, String> {
+        if self.engine.is_none() {
+            let config = Config::load().map_err(|e| e.to_string())?;
+            let mut options = EngineOptions::from_config(&config);
+            options.timeout += CHILD_TIMER_SLACK;
+            // The parent built the same engine at start and logged its warnings once.
+            let engine = tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || BuiltinEngine::build(options))
+                .map_err(|e| e.to_string())?;
+            self.engine = Some(engine);
+        }
+        self.engine.as_ref().ok_or_else(|| "no engine".to_owned())
+    }
+}
+
+fn input_from(task: AnalyseTask, files: Vec<Vec<u8>>) -> Result<AnalysisInput, EngineError> {
+    let expected = 1 + usize::from(task.back) + usize::from(task.selfie);
+    if files.len() != expected {
+        return Err(EngineError::Failure(format!("{} files sent for {expected}", files.len())));
+    }
+    let mut files = files.into_iter();
+    let front = files.next().unwrap_or_default();
+    let back = if task.back { files.next() } else { None };
+    let selfie = if task.selfie { files.next() } else { None };
+    Ok(AnalysisInput {
+        category: task.category,
+        front,
+        back,
+        selfie,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_the_documents_finding_and_an_absent_sandbox_is_retried() {
+        let timed_out = over_limits(SandboxError::TimedOut(Duration::from_secs(3)));
+        assert!(!timed_out.is_retryable());
+        assert_eq!(timed_out.item_error(), common::domain::ItemError::UnsupportedDocument);
+        assert!(!over_limits(SandboxError::LimitExceeded("SIGABRT".into())).is_retryable());
+        assert!(over_limits(SandboxError::Unavailable("gone".into())).is_retryable());
+    }
+
+    #[test]
+    fn files_come_back_in_their_places() {
+        let task = AnalyseTask {
+            category: DocumentCategory::Identite,
+            back: false,
+            selfie: true,
+        };
+        let input = input_from(task, vec![b"front".to_vec(), b"selfie".to_vec()]).unwrap();
+        assert_eq!(input.front, b"front");
+        assert_eq!(input.back, None);
+        assert_eq!(input.selfie.as_deref(), Some(&b"selfie"[..]));
+        assert!(input_from(task, vec![b"front".to_vec()]).is_err());
+    }
+}
