@@ -2,6 +2,7 @@
 //! are random; content is sealed by [`MasterKeys`] and bound to its owner by associated data.
 
 use crate::crypto::envelope::{EnvelopeError, MasterKeys};
+use crate::store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,13 +32,24 @@ pub fn is_out_of_space(error: &std::io::Error) -> bool {
 #[derive(Clone)]
 pub struct BlobStore {
     root: PathBuf,
+    /// The file system of `root`, to know whether a database flush covers a blob.
+    device: u64,
     keys: Arc<MasterKeys>,
+}
+
+/// Whether a write is flushed to disk before `put` returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flush {
+    Now,
+    /// The caller's next store write flushes the file system (see `store::writer`).
+    WithTheRecord,
 }
 
 impl BlobStore {
     pub fn new(root: PathBuf, keys: Arc<MasterKeys>) -> std::io::Result<Self> {
         crate::private_fs::create_dir(&root)?;
-        Ok(Self { root, keys })
+        let device = crate::store::device_of(&root)?;
+        Ok(Self { root, device, keys })
     }
 
     /// A fresh random blob name.
@@ -54,10 +66,38 @@ impl BlobStore {
 
     /// Encrypts and writes durably (temp file, fsync, rename). On a failure (a full disk) nothing
     /// is left behind: the temporary file is removed.
-    pub async fn put(&self, name: &str, context: &str, plaintext: &[u8]) -> Result<(), BlobError> {
+    pub async fn put(&self, name: &str, context: &str, plaintext: Vec<u8>) -> Result<(), BlobError> {
+        self.write(name, context, plaintext, Flush::Now).await
+    }
+
+    /// Encrypts and writes a file that `store.write(…)` records next. On the database's file
+    /// system it is not flushed here: that write's flush makes the file and its row durable
+    /// together, one flush instead of two. Elsewhere it is flushed as by [`BlobStore::put`].
+    /// Either way the file is durable once the recording write has returned `Ok`.
+    pub async fn put_then_record(&self, store: &Store, name: &str, context: &str, plaintext: Vec<u8>) -> Result<(), BlobError> {
+        let flush = self.flush_for(store);
+        self.write(name, context, plaintext, flush).await
+    }
+
+    /// [`BlobStore::put_then_record`] for code already on a blocking thread.
+    pub fn put_then_record_here(&self, store: &Store, name: &str, context: &str, plaintext: Vec<u8>) -> Result<(), BlobError> {
         let path = self.path(name)?;
-        let sealed = self.keys.seal(context, plaintext);
-        tokio::task::spawn_blocking(move || write_atomically(&path, &sealed))
+        Ok(seal_and_write(&self.keys, &path, context, plaintext, self.flush_for(store))?)
+    }
+
+    fn flush_for(&self, store: &Store) -> Flush {
+        if store.device() == self.device {
+            Flush::WithTheRecord
+        } else {
+            Flush::Now
+        }
+    }
+
+    /// Seals in place and writes on a blocking thread: AES over 10 MB is not for the runtime's.
+    async fn write(&self, name: &str, context: &str, plaintext: Vec<u8>, flush: Flush) -> Result<(), BlobError> {
+        let path = self.path(name)?;
+        let (keys, context) = (self.keys.clone(), context.to_owned());
+        tokio::task::spawn_blocking(move || seal_and_write(&keys, &path, &context, plaintext, flush))
             .await
             .map_err(|e| std::io::Error::other(e.to_string()))??;
         Ok(())
@@ -77,14 +117,25 @@ impl BlobStore {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Encrypts `plaintext` where it lies, then writes the blob: header, ciphertext, tag.
+fn seal_and_write(keys: &MasterKeys, path: &Path, context: &str, mut plaintext: Vec<u8>, flush: Flush) -> std::io::Result<()> {
+    let sealed = keys.seal_in_place(context, &mut plaintext);
+    write_atomically(path, &[&sealed.header, &plaintext, &sealed.tag], flush)
+}
+
+/// Writes `parts` one after the other into a new file, renamed into place once complete.
+fn write_atomically(path: &Path, parts: &[&[u8]], flush: Flush) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().ok_or_else(|| std::io::Error::other("blob path has no parent"))?;
     crate::private_fs::create_dir(dir)?;
     let tmp = path.with_extension("tmp");
     let written = crate::private_fs::file_options().open(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()?;
+        for part in parts {
+            f.write_all(part)?;
+        }
+        if flush == Flush::Now {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     });
     if written.is_err() {
@@ -114,7 +165,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
         let target = dir.join("ab").join("abcdef");
         std::fs::create_dir_all(target.join("occupied")).unwrap();
-        assert!(write_atomically(&target, b"sealed bytes").is_err());
+        assert!(write_atomically(&target, &[b"sealed bytes"], Flush::Now).is_err());
         let left: Vec<_> = std::fs::read_dir(dir.join("ab"))
             .unwrap()
             .flatten()

@@ -157,19 +157,15 @@ fn is_tiff_magic(bytes: &[u8]) -> bool {
 /// any line breaks or spaces inside, padded or not.
 pub fn decode_base64_document(input: &str) -> Result<Vec<u8>, DocumentError> {
     let payload = strip_data_url(input.trim_start())?;
-    // Most clients send one unbroken line: decode it where it lies, without a compacted copy.
-    let wrapped = payload.bytes().any(|b| b.is_ascii_whitespace());
-    let compact;
-    let encoded = if wrapped {
-        compact = without_ascii_whitespace(payload);
-        compact.as_slice()
-    } else {
-        payload.as_bytes()
+    // Most clients send one unbroken line: decode it where it lies. Only when that fails is the
+    // payload searched for line breaks, and a compacted copy decoded.
+    let bytes = match STANDARD_PAD_INDIFFERENT.decode(payload) {
+        Ok(bytes) => bytes,
+        Err(_) if payload.bytes().any(|b| b.is_ascii_whitespace()) => STANDARD_PAD_INDIFFERENT
+            .decode(without_ascii_whitespace(payload))
+            .map_err(|_| DocumentError::InvalidBase64)?,
+        Err(_) => return Err(DocumentError::InvalidBase64),
     };
-    if encoded.is_empty() {
-        return Err(DocumentError::Empty);
-    }
-    let bytes = STANDARD_PAD_INDIFFERENT.decode(encoded).map_err(|_| DocumentError::InvalidBase64)?;
     if bytes.is_empty() {
         return Err(DocumentError::Empty);
     }

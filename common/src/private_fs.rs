@@ -10,6 +10,14 @@ use std::path::Path;
 const DIR_MODE: u32 = 0o700;
 const FILE_MODE: u32 = 0o600;
 
+/// Whatever this process creates (database, its logs, encrypted files, keys, and what libraries
+/// create for it) is for its own user only: 0700 directories, 0600 files. Explicit modes where
+/// the service creates files say the same; this covers what it does not create itself.
+pub fn private_by_default() {
+    use nix::sys::stat::{umask, Mode};
+    umask(Mode::S_IRWXG | Mode::S_IRWXO);
+}
+
 /// Creates `path` and its missing parents with mode 0700 (existing ones are left as they are).
 pub fn create_dir(path: &Path) -> io::Result<()> {
     DirBuilder::new().recursive(true).mode(DIR_MODE).create(path)

@@ -2,11 +2,13 @@
 //! strings answer 400 `invalid_request`, an oversized body 413 `payload_too_large`.
 
 use crate::error::ApiError;
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
+use std::borrow::Cow;
 
 /// JSON body.
 pub struct Json<T>(pub T);
@@ -29,6 +31,63 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
             Err(_) => Err(ApiError::malformed("The body is not valid JSON.")),
         }
     }
+}
+
+/// A JSON body kept whole, for a request that carries documents: its strings are parsed as
+/// borrowed slices of the body ([`BodyText`]), so a 10 MB base64 document is never copied out.
+pub struct RawJson(Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawJson {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json(req.headers()) {
+            return Err(ApiError::malformed("The body must be JSON with Content-Type: application/json."));
+        }
+        match Bytes::from_request(req, state).await {
+            Ok(body) => Ok(RawJson(body)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(payload_too_large()),
+            Err(_) => Err(ApiError::malformed("The body could not be read.")),
+        }
+    }
+}
+
+impl RawJson {
+    /// Parses the body; rejections as [`Json`]'s.
+    pub fn parse<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.0).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => ApiError::malformed(format!("The JSON body does not match the expected shape: {e}")),
+            _ => ApiError::malformed("The body is not valid JSON."),
+        })
+    }
+
+    /// A string parsed from this body, owned without a copy when it had no escapes.
+    pub fn text(&self, parsed: Cow<'_, str>) -> BodyText {
+        match parsed {
+            Cow::Borrowed(slice) => BodyText(self.0.slice_ref(slice.as_bytes())),
+            Cow::Owned(string) => BodyText(Bytes::from(string)),
+        }
+    }
+}
+
+/// A string of a JSON body that outlives the parse (it can go to a blocking thread): a view of
+/// the body's own bytes, or a copy when the JSON string held escapes.
+pub struct BodyText(Bytes);
+
+impl BodyText {
+    pub fn as_str(&self) -> &str {
+        // Always UTF-8: it was a `&str` or a `String` (see `RawJson::text`).
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// `application/json`, or a `+json` type, as axum's `Json` accepts.
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 pub fn payload_too_large() -> ApiError {

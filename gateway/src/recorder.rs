@@ -317,7 +317,7 @@ impl Recorder {
                 Ok(bytes) => {
                     let name = BlobStore::new_name();
                     let context = consultations::image_context(company, consultation, side);
-                    self.blobs.put(&name, &context, &bytes).await.map(|()| name)
+                    self.blobs.put_then_record(&self.store, &name, &context, bytes).await.map(|()| name)
                 }
                 Err(e) => Err(e),
             };

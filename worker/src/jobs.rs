@@ -437,7 +437,10 @@ mod poison_tests {
         let queue = SqliteQueue::new(store.clone(), 3);
         let item = BatchItemId::generate(now);
         let context = format!("company={company};item={item}");
-        blobs.put("0123456789abcdef0123456789abcdef", &context, b"bytes").await.unwrap();
+        blobs
+            .put("0123456789abcdef0123456789abcdef", &context, b"bytes".to_vec())
+            .await
+            .unwrap();
         let job = Job::V1(JobV1 {
             company_id: company.clone(),
             source: JobSource::BatchItem {

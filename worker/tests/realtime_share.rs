@@ -166,7 +166,7 @@ impl Bench {
         let blob = format!("{:032x}", self.published);
         self.published += 1;
         let context = format!("company={company};test={name}");
-        self.blobs.put(&blob, &context, name.as_bytes()).await.unwrap();
+        self.blobs.put(&blob, &context, name.as_bytes().to_vec()).await.unwrap();
         let job = Job::V1(JobV1 {
             company_id: company.clone(),
             source: JobSource::Verification {

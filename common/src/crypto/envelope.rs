@@ -128,6 +128,18 @@ impl MasterKeys {
 
     /// Encrypts `plaintext` under a fresh data key bound to `associated_data`.
     pub fn seal(&self, associated_data: &str, plaintext: &[u8]) -> Vec<u8> {
+        let mut body = plaintext.to_vec();
+        let Sealed { header, tag } = self.seal_in_place(associated_data, &mut body);
+        let mut out = header;
+        out.reserve(body.len() + TAG_LEN);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&tag);
+        out
+    }
+
+    /// Encrypts `body` where it lies (no copy of a 10 MB document): the blob is the returned
+    /// header, then `body`, then the tag, as [`MasterKeys::seal`] would lay them in one buffer.
+    pub fn seal_in_place(&self, associated_data: &str, body: &mut [u8]) -> Sealed {
         let master = &self.keys[&self.current];
         let mut data_key = [0u8; KEY_LEN];
         crate::ids::random_bytes(&mut data_key);
@@ -142,28 +154,25 @@ impl MasterKeys {
             )
             .expect("AES-GCM sealing of 32 bytes cannot fail");
 
-        // One buffer, encrypted in place after its header: sealing a 10 MB document holds the
-        // plaintext and this buffer, not three copies.
         let data_nonce = random_nonce();
-        let header_len = MAGIC.len() + 1 + self.current.len() + 2 * NONCE_LEN + wrapped.len();
-        let mut out = Vec::with_capacity(header_len + plaintext.len() + TAG_LEN);
-        out.extend_from_slice(MAGIC);
-        out.push(self.current.len() as u8);
-        out.extend_from_slice(self.current.as_bytes());
-        out.extend_from_slice(&wrap_nonce);
-        out.extend_from_slice(&wrapped);
-        out.extend_from_slice(&data_nonce);
-        out.extend_from_slice(plaintext);
+        let mut header = Vec::with_capacity(MAGIC.len() + 1 + self.current.len() + 2 * NONCE_LEN + wrapped.len());
+        header.extend_from_slice(MAGIC);
+        header.push(self.current.len() as u8);
+        header.extend_from_slice(self.current.as_bytes());
+        header.extend_from_slice(&wrap_nonce);
+        header.extend_from_slice(&wrapped);
+        header.extend_from_slice(&data_nonce);
         let tag = aead_key(&data_key)
             .expect("a 32-byte key is a valid AES-256 key")
             .seal_in_place_separate_tag(
                 Nonce::assume_unique_for_key(data_nonce),
                 Aad::from(associated_data.as_bytes()),
-                &mut out[header_len..],
+                body,
             )
             .expect("AES-GCM sealing within size limits cannot fail");
-        out.extend_from_slice(tag.as_ref());
-        out
+        let mut tag_bytes = [0u8; TAG_LEN];
+        tag_bytes.copy_from_slice(tag.as_ref());
+        Sealed { header, tag: tag_bytes }
     }
 
     /// Decrypts a blob made by [`MasterKeys::seal`] with the same associated data.
@@ -190,6 +199,12 @@ impl MasterKeys {
         body.truncate(plain_len);
         Ok(body)
     }
+}
+
+/// What surrounds a body sealed in place: the blob is `header`, the body, then `tag`.
+pub struct Sealed {
+    pub header: Vec<u8>,
+    pub tag: [u8; TAG_LEN],
 }
 
 fn split(bytes: &[u8], at: usize) -> Result<(&[u8], &[u8]), EnvelopeError> {
@@ -238,6 +253,19 @@ impl ring::hkdf::KeyType for DerivedLen {
 
 #[cfg(test)]
 mod tests {
+
+    /// A body sealed in place, written as header, body and tag, opens like a sealed buffer.
+    #[test]
+    fn sealed_in_place_parts_open_as_one_blob() {
+        let keys = MasterKeys::ephemeral();
+        let mut body = b"a document of a few bytes".to_vec();
+        let sealed = keys.seal_in_place("company=C;item=I", &mut body);
+        assert_ne!(body, b"a document of a few bytes");
+        let blob = [sealed.header.as_slice(), &body, &sealed.tag].concat();
+        assert_eq!(keys.open("company=C;item=I", &blob).expect("open"), b"a document of a few bytes");
+        assert!(keys.open("company=C;item=other", &blob).is_err());
+    }
+
     use super::*;
 
     fn keys() -> (tempdir::Dir, MasterKeys) {

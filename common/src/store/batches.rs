@@ -163,11 +163,16 @@ pub fn check_can_deposit(
     category: DocumentCategory,
     now: DateTime<Utc>,
 ) -> Result<(), RepoError> {
-    let batch = get(c, company, id)?;
-    if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
+    // Status and deadline only: this runs twice per deposit, the counts are not needed.
+    let (status, expires_at): (String, String) = c
+        .prepare_cached("SELECT status, expires_at FROM batches WHERE id = ?1 AND company_id = ?2")?
+        .query_row([id.as_str(), company.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    let status: BatchStatus = stored(&status)?;
+    if status != BatchStatus::Open || expires_at <= crate::time::format(now) {
         return Err(RepoError::InvalidState(format!(
-            "batch {id} is {}: documents can only be added to an open batch",
-            batch.status
+            "batch {id} is {status}: documents can only be added to an open batch"
         )));
     }
     if category == DocumentCategory::Administratif && !super::companies::get(c, company)?.ai_enabled {
@@ -200,31 +205,30 @@ pub fn deposit(
     now: DateTime<Utc>,
 ) -> Result<u32, RepoError> {
     check_can_deposit(tx, company, id, item.category, now)?;
-    let in_batch: i64 = tx.query_row("SELECT count(*) FROM batch_items WHERE batch_id = ?1", [id.as_str()], |r| r.get(0))?;
+    let in_batch: i64 = tx
+        .prepare_cached("SELECT count(*) FROM batch_items WHERE batch_id = ?1")?
+        .query_row([id.as_str()], |r| r.get(0))?;
     if in_batch >= MAX_ITEMS_PER_BATCH {
         return Err(RepoError::BatchFull);
     }
-    let held: i64 = tx.query_row(
-        "SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL",
-        [company.as_str()],
-        |r| r.get(0),
-    )?;
+    let held: i64 = tx
+        .prepare_cached("SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL")?
+        .query_row([company.as_str()], |r| r.get(0))?;
     if held >= MAX_NON_PURGED_DOCUMENTS {
         return Err(RepoError::DocumentQuota);
     }
-    let pending: i64 = tx.query_row(
-        "SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')",
-        [company.as_str()],
-        |r| r.get(0),
-    )?;
+    let pending: i64 = tx
+        .prepare_cached("SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')")?
+        .query_row([company.as_str()], |r| r.get(0))?;
     if (pending + item.bytes) as u64 > volume_limit {
         return Err(RepoError::VolumeQuota);
     }
     let position = in_batch as u32 + 1;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO batch_items (id, batch_id, company_id, position, category, external_ref, agency_postal_code, agency_insee, status, front_blob, front_kind, back_blob, back_kind, bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11, ?12, ?13, ?14)",
-        params![
+    )?
+    .execute(params![
             item.id.as_str(), id.as_str(), company.as_str(), position, item.category.as_str(), item.external_ref, item.agency_postal_code, item.agency_insee,
             item.front_blob, item.front_kind, item.back_blob, item.back_kind, item.bytes, crate::time::format(now)
         ],

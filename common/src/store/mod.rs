@@ -18,6 +18,7 @@ pub(crate) mod test_support;
 pub mod usage;
 pub mod verifications;
 pub mod workflows;
+mod writer;
 
 pub use error::RepoError;
 
@@ -37,17 +38,24 @@ pub enum StoreError {
     Task(String),
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    /// Committed, but the flush to disk failed: the write may not survive a power cut.
+    #[error("database flush: {0}")]
+    Flush(std::io::Error),
 }
 
 impl StoreError {
     /// The database could not grow: the disk (or the quota) is full. An outage, not a bug: the
     /// transaction was rolled back and the same write succeeds once space is back.
     pub fn is_out_of_space(&self) -> bool {
-        matches!(self, StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DiskFull)
+        match self {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => e.code == rusqlite::ErrorCode::DiskFull,
+            StoreError::Flush(e) => crate::blobs::is_out_of_space(e),
+            _ => false,
+        }
     }
 }
 
-type WriteJob = Box<dyn FnOnce(&mut Connection) + Send>;
+use writer::{Completion, WriteJob};
 
 const MAX_IDLE_READERS: usize = 8;
 
@@ -59,6 +67,7 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
+    device: u64,
     writer: Mutex<mpsc::Sender<WriteJob>>,
     readers: Mutex<Vec<Connection>>,
 }
@@ -72,33 +81,42 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 impl Store {
     /// Opens (creating if needed) the database, applies migrations and starts the writer thread.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent() {
-            crate::private_fs::create_dir(dir).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", dir.display())))?;
-        }
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        crate::private_fs::create_dir(dir).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", dir.display())))?;
         // SQLite gives its -wal and -shm files the database's mode: 0600 for all three.
         crate::private_fs::touch(path).map_err(|e| StoreError::Task(format!("cannot create {}: {e}", path.display())))?;
+        let file_system = writer::FileSystem::of(dir).map_err(|e| StoreError::Task(format!("cannot open {}: {e}", dir.display())))?;
+        let device = device_of(dir).map_err(|e| StoreError::Task(format!("cannot stat {}: {e}", dir.display())))?;
         let mut conn = Connection::open(path)?;
         configure(&conn)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // FULL: a 2xx to a client means the row survives a power cut, not only a crash.
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        // NORMAL: the writer thread flushes the file system itself before answering (see
+        // `writer`), so that one flush covers the log and the files written beside it.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         migrations::apply(&mut conn)?;
+        file_system.flush()?;
         let (tx, rx) = mpsc::channel::<WriteJob>();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || {
-                for job in rx {
-                    job(&mut conn);
-                }
-            })
+            .spawn(move || writer::run(conn, file_system, rx))
             .map_err(|e| StoreError::Task(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
+                device,
                 writer: Mutex::new(tx),
                 readers: Mutex::new(Vec::new()),
             }),
         })
+    }
+
+    /// The file system that holds the database: a file written on it before a [`Store::write`]
+    /// is on disk when that write returns, without a flush of its own.
+    pub fn device(&self) -> u64 {
+        self.inner.device
     }
 
     pub fn path(&self) -> &Path {
@@ -106,7 +124,8 @@ impl Store {
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer; commits when it returns `Ok`,
-    /// rolls back otherwise, so a refused request leaves nothing half-written.
+    /// rolls back otherwise, so a refused request leaves nothing half-written. Returns once the
+    /// commit is on disk, with every file written on the same file system before it.
     pub async fn write<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
@@ -114,8 +133,11 @@ impl Store {
         F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
     {
         let (done_tx, done_rx) = oneshot::channel();
-        let job: WriteJob = Box::new(move |conn: &mut Connection| {
-            let _ = done_tx.send(run_transaction(conn, f));
+        let job: WriteJob = Box::new(move |conn: &mut Connection| -> Completion {
+            let result = run_transaction(conn, f);
+            Box::new(move |flushed| {
+                let _ = done_tx.send(result.and_then(|value| flushed.map(|()| value).map_err(|e| E::from(StoreError::from(e)))));
+            })
         });
         let sent = self.inner.writer.lock().map_err(|_| StoreError::WriterGone)?.send(job);
         sent.map_err(|_| StoreError::WriterGone)?;
@@ -129,15 +151,22 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&Connection) -> Result<T, E> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = inner.take_reader()?;
-            let result = f(&conn);
-            inner.give_back(conn);
-            result
-        })
-        .await
-        .map_err(|e| StoreError::Task(e.to_string()))?
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || store.read_here(f))
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// [`Store::read`] for code already on a blocking thread: no hop to another one.
+    pub fn read_here<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        E: From<StoreError>,
+        F: FnOnce(&Connection) -> Result<T, E>,
+    {
+        let conn = self.inner.take_reader()?;
+        let result = f(&conn);
+        self.inner.give_back(conn);
+        result
     }
 }
 
@@ -170,6 +199,12 @@ fn rewrite_files(path: &Path) -> Result<(), StoreError> {
         tracing::warn!("the database log could not be emptied after sealing webhook secrets");
     }
     Ok(())
+}
+
+/// The device number of the file system that holds `path`.
+pub fn device_of(path: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(std::fs::metadata(path)?.dev())
 }
 
 fn run_transaction<T, E, F>(conn: &mut Connection, f: F) -> Result<T, E>

@@ -5,7 +5,7 @@
 use super::path_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::input::{external_ref, Json};
+use crate::input::{external_ref, BodyText, RawJson};
 use crate::inspect;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -16,19 +16,29 @@ use common::ids::{BatchId, BatchItemId};
 use common::postal::{commune_for, PostalCode};
 use common::store::batches::{self, NewItem};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// 10 Mo per decoded document (front or back).
 pub const MAX_DOCUMENT_BYTES: usize = 10_000_000;
 
+/// The body of a deposit; the documents are borrowed from it (see [`RawJson`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DepositRequest {
+pub struct DepositRequest<'a> {
     document_category: Option<String>,
-    document: Option<String>,
-    document_verso: Option<String>,
+    #[serde(borrow)]
+    document: Option<Base64<'a>>,
+    #[serde(borrow)]
+    document_verso: Option<Base64<'a>>,
     external_ref: Option<String>,
     agency_postal_code: Option<String>,
 }
+
+/// A document as sent, borrowed from the body unless it held JSON escapes. (Serde borrows a
+/// `Cow<str>` only when it is the field itself, not inside an `Option`.)
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Base64<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Serialize)]
 pub struct Deposited {
@@ -82,11 +92,11 @@ struct Request {
     category: DocumentCategory,
     external_ref: Option<String>,
     postal: Option<(String, String)>,
-    document: String,
-    verso: Option<String>,
+    document: BodyText,
+    verso: Option<BodyText>,
 }
 
-fn parse_request(req: DepositRequest) -> Result<Request, ApiError> {
+fn parse_request(body: &RawJson, req: DepositRequest<'_>) -> Result<Request, ApiError> {
     let category: DocumentCategory = req
         .document_category
         .ok_or_else(|| ApiError::invalid_request("documentCategory", "documentCategory is required."))?
@@ -119,8 +129,8 @@ fn parse_request(req: DepositRequest) -> Result<Request, ApiError> {
         category,
         external_ref: external_ref("externalRef", req.external_ref)?,
         postal,
-        document,
-        verso: req.document_verso,
+        document: body.text(document.0),
+        verso: req.document_verso.map(|verso| body.text(verso.0)),
     })
 }
 
@@ -128,16 +138,22 @@ pub async fn deposit(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Json(req): Json<DepositRequest>,
+    body: RawJson,
 ) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
     let batch_id: BatchId = path_id(&id)?;
-    let req = parse_request(req)?;
-    precheck(&state, &caller, &batch_id, req.category).await?;
+    let req = parse_request(&body, body.parse()?)?;
+    // The documents are views of the body: with it gone, they go when decoded (two copies at most).
+    drop(body);
 
+    // One blocking hop: the batch is checked (refusing before decoding), then the files decoded.
     let category = req.category;
+    let (store, company, batch) = (state.store.clone(), caller.company_id.clone(), batch_id.clone());
+    let (document, verso) = (req.document, req.verso);
     let (front, back) = tokio::task::spawn_blocking(move || {
-        let front = check_file("document", &req.document, category)?;
-        let back = req.verso.as_deref().map(|v| check_file("documentVerso", v, category)).transpose()?;
+        store.read_here(|c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))?;
+        let front = check_file("document", document.as_str(), category)?;
+        drop(document);
+        let back = verso.map(|v| check_file("documentVerso", v.as_str(), category)).transpose()?;
         Ok::<_, ApiError>((front, back))
     })
     .await
@@ -164,7 +180,7 @@ pub async fn deposit(
         back_kind: back.as_ref().map(|b| b.kind.as_str().to_owned()),
         bytes,
     };
-    let written = store_files(&state, &context, (&front_blob, &front), back_blob.as_deref().zip(back.as_ref())).await;
+    let written = store_files(&state, &context, (&front_blob, front), back_blob.as_deref().zip(back)).await;
     let recorded = match written {
         Ok(()) => {
             let (company, limit) = (caller.company_id.clone(), state.volume_limit);
@@ -189,27 +205,24 @@ pub async fn deposit(
     }
 }
 
-/// Refuses early (before decoding and encrypting) what the transaction would refuse anyway.
-async fn precheck(state: &AppState, caller: &Caller, batch: &BatchId, category: DocumentCategory) -> Result<(), ApiError> {
-    let (company, batch) = (caller.company_id.clone(), batch.clone());
-    Ok(state
-        .store
-        .read(move |c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))
-        .await?)
-}
-
+/// Seals and writes the files in one blocking hop; the deposit's transaction flushes them.
 async fn store_files(
     state: &AppState,
     context: &str,
-    front: (&str, &CheckedFile),
-    back: Option<(&str, &CheckedFile)>,
+    front: (&str, CheckedFile),
+    back: Option<(&str, CheckedFile)>,
 ) -> Result<(), ApiError> {
-    for (name, file) in std::iter::once(front).chain(back) {
-        state
-            .blobs
-            .put(name, context, &file.bytes)
-            .await
-            .map_err(|e| ApiError::blob("deposit blob", e))?;
-    }
-    Ok(())
+    let files: Vec<(String, Vec<u8>)> = std::iter::once(front)
+        .chain(back)
+        .map(|(name, file)| (name.to_owned(), file.bytes))
+        .collect();
+    let (blobs, store, context) = (state.blobs.clone(), state.store.clone(), context.to_owned());
+    tokio::task::spawn_blocking(move || {
+        files
+            .into_iter()
+            .try_for_each(|(name, bytes)| blobs.put_then_record_here(&store, &name, &context, bytes))
+    })
+    .await
+    .map_err(|e| ApiError::internal("deposit blob", e))?
+    .map_err(|e| ApiError::blob("deposit blob", e))
 }

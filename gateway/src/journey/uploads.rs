@@ -243,12 +243,13 @@ pub async fn upload(
 
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);
+    let size = bytes.len();
     state
         .blobs
-        .put(&blob, &context, &bytes)
+        .put_then_record(&state.store, &blob, &context, Vec::from(bytes))
         .await
         .map_err(|e| ApiError::blob("journey blob", e))?;
-    let (id, name, size) = (journey.id.clone(), blob.clone(), bytes.len());
+    let (id, name) = (journey.id.clone(), blob.clone());
     let recorded = state
         .store
         .write(move |tx| {
