@@ -150,7 +150,7 @@ async fn a_wrong_file_type_is_refused_on_the_page_and_nothing_is_uploaded() {
     let notes = dir.0.join("notes.txt");
     std::fs::write(&notes, "not a document\n").unwrap();
     b.choose_file("document", &notes).await;
-    let refused = "This file type is not accepted. Choose a JPEG, PNG or WebP photo (or a PDF where asked).";
+    let refused = "This file type is not accepted. Choose a one-page PDF or TIFF, or a JPEG, PNG or WebP image.";
     b.wait(WAIT, "the type error", || async {
         (b.text("document-msg").await == refused).then_some(())
     })

@@ -175,6 +175,13 @@ async fn unreadable_administrative_documents_still_complete_and_go_to_review() {
     let (_, html, csrf) = open(&svc, &url, Some("en-GB,en;q=0.9")).await;
     assert!(html.contains("<html lang=\"en\"") && html.contains("id=\"document\""));
     assert!(!html.contains("id=\"front\""));
+    // The page takes what the server takes: TIFF scans too, named in the hint and the script's list.
+    assert!(
+        html.contains("accept=\"application/pdf,image/tiff,image/jpeg,image/png,image/webp\""),
+        "{html}"
+    );
+    assert!(html.contains("A one-page PDF or TIFF, or a JPEG, PNG or WebP image, 10 MB at most."));
+    assert!(html.contains("\"image/tiff\""), "the script's list of types");
     let csrf = csrf.unwrap();
     // A PDF header with nothing readable behind it: accepted by sniffing, unreadable to the engine.
     let mut broken = b"%PDF-1.4\n".to_vec();

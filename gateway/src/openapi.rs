@@ -396,6 +396,11 @@ fn binary_response(description: &str, media: &[&str]) -> Value {
 }
 
 /// A file to save, never to render: the headers of `api::download::attachment`.
+/// Every accepted file's media type, from `common::document`'s one list.
+fn all_content_types() -> Vec<&'static str> {
+    common::document::FileKind::ALL.iter().map(|kind| kind.content_type()).collect()
+}
+
 fn download_response(description: &str, media: &[&str], name: &str) -> Value {
     let mut response = binary_response(description, media);
     let header = |description: String, value: Value| json!({ "description": description, "schema": value });
@@ -571,7 +576,7 @@ the link is never served again after the customer opened it.",
                 "200",
                 download_response(
                     "The image, as stored (administrative documents may be a PDF or TIFF).",
-                    &["image/jpeg", "image/png", "image/webp", "image/tiff", "application/pdf"],
+                    &all_content_types(),
                     "<consultation id>-<side>.<jpg|png|webp|tif|pdf>",
                 ),
             ),
@@ -732,14 +737,7 @@ come from the journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the p
         .headers(vec![csrf_header()])
         .raw_body(
             "The file itself, 10 Mo (10,000,000 bytes) at most; the body cap of every request is 30 MB.",
-            &[
-                "image/jpeg",
-                "image/png",
-                "image/webp",
-                "application/pdf",
-                "image/tiff",
-                "application/octet-stream",
-            ],
+            &[all_content_types().as_slice(), &["application/octet-stream"]].concat(),
         ),
         "submitJourney" => Details::new(
             "Journey",

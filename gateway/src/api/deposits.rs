@@ -68,10 +68,7 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
         });
     }
     let kind = document::sniff(&bytes).filter(|k| k.allowed_for(category)).ok_or_else(|| {
-        let allowed = match category {
-            DocumentCategory::Identite => "a JPEG, PNG or WebP image",
-            DocumentCategory::Administratif => "a single-page PDF, a JPEG, PNG, WebP or single-page TIFF",
-        };
+        let allowed = document::describe_accepted(category, &document::AcceptedWords::ENGLISH);
         ApiError::invalid_document(field, format!("{field} must be {allowed} for a {category} document."))
     })?;
     Ok(CheckedFile { bytes, kind })

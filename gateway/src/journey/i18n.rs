@@ -3,6 +3,8 @@
 //! warrant a catalogue format.
 
 use axum::http::{header, HeaderMap};
+use common::document::{describe_accepted, AcceptedWords};
+use common::domain::DocumentCategory;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -58,15 +60,16 @@ pub struct Strings {
     pub back: &'static str,
     pub selfie: &'static str,
     pub document: &'static str,
-    pub hint_identity: &'static str,
-    pub hint_document: &'static str,
+    /// The formats in words come from `common::document::describe_accepted` with these.
+    pub format_words: &'static AcceptedWords,
+    pub max_size: &'static str,
     pub optional: &'static str,
     pub submit: &'static str,
     pub privacy: &'static str,
     pub progress: &'static str,
     pub uploading: &'static str,
     pub uploaded: &'static str,
-    pub err_type: &'static str,
+    pub err_type_intro: &'static str,
     pub err_size: &'static str,
     pub err_missing: &'static str,
     pub err_network: &'static str,
@@ -96,15 +99,15 @@ pub const FR: Strings = Strings {
     back: "Verso de la pièce d’identité",
     selfie: "Photo de votre visage (selfie)",
     document: "Document",
-    hint_identity: "Photo JPEG, PNG ou WebP, 10 Mo maximum.",
-    hint_document: "PDF d’une page, ou photo JPEG, PNG ou WebP, 10 Mo maximum.",
+    format_words: &AcceptedWords::FRENCH,
+    max_size: "10 Mo maximum",
     optional: "facultatif",
     submit: "Envoyer",
     privacy: "Vos fichiers sont chiffrés et servent uniquement à cette vérification.",
     progress: "Progression de l’envoi",
     uploading: "Envoi en cours…",
     uploaded: "Fichier reçu.",
-    err_type: "Ce type de fichier n’est pas accepté. Choisissez une photo JPEG, PNG ou WebP (ou un PDF si demandé).",
+    err_type_intro: "Ce type de fichier n’est pas accepté. Choisissez",
     err_size: "Ce fichier dépasse 10 Mo. Choisissez un fichier plus léger.",
     err_missing: "Ajoutez d’abord les fichiers obligatoires.",
     err_network: "L’envoi a échoué. Vérifiez votre connexion et réessayez.",
@@ -133,15 +136,15 @@ pub const EN: Strings = Strings {
     back: "Back of the identity document",
     selfie: "Photo of your face (selfie)",
     document: "Document",
-    hint_identity: "JPEG, PNG or WebP photo, 10 MB at most.",
-    hint_document: "One-page PDF, or JPEG, PNG or WebP photo, 10 MB at most.",
+    format_words: &AcceptedWords::ENGLISH,
+    max_size: "10 MB at most",
     optional: "optional",
     submit: "Send",
     privacy: "Your files are encrypted and used for this verification only.",
     progress: "Upload progress",
     uploading: "Uploading…",
     uploaded: "File received.",
-    err_type: "This file type is not accepted. Choose a JPEG, PNG or WebP photo (or a PDF where asked).",
+    err_type_intro: "This file type is not accepted. Choose",
     err_size: "This file is over 10 MB. Choose a smaller file.",
     err_missing: "Add the required files first.",
     err_network: "The upload failed. Check your connection and try again.",
@@ -183,5 +186,23 @@ mod tests {
         assert_eq!(lang("de,fr;q=0.5,en;q=0.7"), Lang::En);
         assert_eq!(lang("de;q=0.5,en;q=0.9"), Lang::En);
         assert_eq!(lang("de"), Lang::Fr);
+    }
+}
+
+impl Strings {
+    /// Under a file field: what it takes, e.g. "Une photo JPEG, PNG ou WebP, 10 Mo maximum."
+    pub fn file_hint(&self, category: DocumentCategory) -> String {
+        let formats = describe_accepted(category, self.format_words);
+        let mut chars = formats.chars();
+        let formats = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default();
+        format!("{formats}, {}.", self.max_size)
+    }
+
+    /// When the picked file's type is not one the journey takes.
+    pub fn err_type(&self, category: DocumentCategory) -> String {
+        format!("{} {}.", self.err_type_intro, describe_accepted(category, self.format_words))
     }
 }

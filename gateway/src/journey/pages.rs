@@ -13,6 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
+use common::document::{accept_attribute, accepted};
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
@@ -65,10 +66,7 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
         .iter()
         .map(|(id, required)| serde_json::json!({ "id": id, "required": required }))
         .collect();
-    let types: &[&str] = match journey.category {
-        DocumentCategory::Identite => &["image/jpeg", "image/png", "image/webp"],
-        DocumentCategory::Administratif => &["application/pdf", "image/jpeg", "image/png", "image/webp"],
-    };
+    let types: Vec<&str> = accepted(journey.category).iter().map(|kind| kind.content_type()).collect();
     let cfg = serde_json::json!({
         "base": format!("/v/{token}"),
         "sides": sides,
@@ -77,7 +75,7 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
         "maxBytes": super::uploads::MAX_FILE_BYTES,
         "polling": polling,
         "t": {
-            "uploading": t.uploading, "uploaded": t.uploaded, "errType": t.err_type, "errSize": t.err_size,
+            "uploading": t.uploading, "uploaded": t.uploaded, "errType": t.err_type(journey.category), "errSize": t.err_size,
             "errMissing": t.err_missing, "errNetwork": t.err_network, "errBusy": t.err_busy,
         },
     });
@@ -96,10 +94,7 @@ fn side_step(t: &Strings, category: DocumentCategory, id: &str, required: bool) 
         // A document may be a PDF picked from the phone's files: no forced camera.
         _ => (t.document, ""),
     };
-    let (accept, hint) = match category {
-        DocumentCategory::Identite => ("image/jpeg,image/png,image/webp", t.hint_identity),
-        DocumentCategory::Administratif => ("application/pdf,image/jpeg,image/png,image/webp", t.hint_document),
-    };
+    let (accept, hint) = (accept_attribute(category), t.file_hint(category));
     let optional = if required {
         String::new()
     } else {
@@ -112,7 +107,7 @@ fn side_step(t: &Strings, category: DocumentCategory, id: &str, required: bool) 
 <img class=\"preview\" id=\"{id}-preview\" alt=\"\" hidden><progress id=\"{id}-progress\" max=\"100\" value=\"0\" aria-label=\"{progress}\" hidden></progress>\
 <p class=\"msg\" id=\"{id}-msg\" role=\"status\" aria-live=\"polite\"></p></div>",
         label = escape(label),
-        hint = escape(hint),
+        hint = escape(&hint),
         progress = escape(t.progress),
     )
 }

@@ -200,10 +200,7 @@ fn check_file(side: &'static str, bytes: &[u8], category: DocumentCategory) -> R
         });
     }
     let kind = document::sniff(bytes).filter(|k| k.allowed_for(category)).ok_or_else(|| {
-        let allowed = match category {
-            DocumentCategory::Identite => "a JPEG, PNG or WebP image",
-            DocumentCategory::Administratif => "a one-page PDF or a JPEG, PNG or WebP image",
-        };
+        let allowed = document::describe_accepted(category, &document::AcceptedWords::ENGLISH);
         ApiError::invalid_document(side, format!("This file type is not accepted: send {allowed}."))
     })?;
     Ok(kind)
