@@ -164,6 +164,24 @@ pub const EN: Strings = Strings {
     busy_title: "Too many attempts",
 };
 
+impl Strings {
+    /// Under a file field: what it takes, e.g. "Une photo JPEG, PNG ou WebP, 10 Mo maximum."
+    pub fn file_hint(&self, category: DocumentCategory) -> String {
+        let formats = describe_accepted(category, self.format_words);
+        let mut chars = formats.chars();
+        let formats = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
+            .unwrap_or_default();
+        format!("{formats}, {}.", self.max_size)
+    }
+
+    /// When the picked file's type is not one the journey takes.
+    pub fn err_type(&self, category: DocumentCategory) -> String {
+        format!("{} {}.", self.err_type_intro, describe_accepted(category, self.format_words))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Lang;
@@ -186,23 +204,5 @@ mod tests {
         assert_eq!(lang("de,fr;q=0.5,en;q=0.7"), Lang::En);
         assert_eq!(lang("de;q=0.5,en;q=0.9"), Lang::En);
         assert_eq!(lang("de"), Lang::Fr);
-    }
-}
-
-impl Strings {
-    /// Under a file field: what it takes, e.g. "Une photo JPEG, PNG ou WebP, 10 Mo maximum."
-    pub fn file_hint(&self, category: DocumentCategory) -> String {
-        let formats = describe_accepted(category, self.format_words);
-        let mut chars = formats.chars();
-        let formats = chars
-            .next()
-            .map(|c| c.to_uppercase().chain(chars).collect::<String>())
-            .unwrap_or_default();
-        format!("{formats}, {}.", self.max_size)
-    }
-
-    /// When the picked file's type is not one the journey takes.
-    pub fn err_type(&self, category: DocumentCategory) -> String {
-        format!("{} {}.", self.err_type_intro, describe_accepted(category, self.format_words))
     }
 }
