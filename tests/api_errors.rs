@@ -406,3 +406,52 @@ async fn internal_error_leaks_nothing() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(svc.log().contains(&id), "the error is logged with its request id: {}", svc.log());
 }
+
+/// Where serde and JSON Schema disagree, the API answers as its schema says: a body is an
+/// object (never an array of the fields in order), an integer may be written `355.0`, and an
+/// empty `cursor` is the first page.
+#[tokio::test]
+async fn bodies_and_numbers_as_the_schema_says() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let raw = |path: &str, body: &str| {
+        svc.http
+            .post(svc.url(path))
+            .bearer_auth(&co.key)
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+            .send()
+    };
+    let refused = raw("/api/v1/batches", r#"["an array of the fields in order", null]"#)
+        .await
+        .unwrap();
+    let status = refused.status().as_u16();
+    assert_error(status, &refused.json().await.unwrap(), 400, "invalid_request");
+    assert_eq!(batch_count(&svc, &co.key).await, 0, "nothing was created");
+    let batch = svc.open_batch(&co.key, None).await;
+    let body = format!(r#"  ["identite", "{}", null, null, null]"#, support::b64(&support::png(8, 1)));
+    let refused = raw(&format!("/api/v1/batches/{batch}/documents"), &body).await.unwrap();
+    let status = refused.status().as_u16();
+    assert_error(status, &refused.json().await.unwrap(), 400, "invalid_request");
+
+    let workflow = support::journey::workflow(&svc, &co, "identite", None);
+    let (s, b) = svc
+        .post(
+            &co.key,
+            "/api/v1/verifications",
+            json!({ "workflowId": workflow, "expiresInMinutes": 355.0 }),
+        )
+        .await;
+    assert_eq!(s, 201, "355.0 is an integer to JSON Schema: {b}");
+    let (s, b) = svc
+        .post(
+            &co.key,
+            "/api/v1/verifications",
+            json!({ "workflowId": workflow, "expiresInMinutes": 355.5 }),
+        )
+        .await;
+    assert_eq!(s, 400, "{b}");
+
+    let (s, b) = svc.get(&co.key, "/api/v1/consultations?cursor=").await;
+    assert_eq!(s, 200, "an empty cursor is the first page: {b}");
+}

@@ -8,6 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
+use serde::Deserialize as _;
 use std::borrow::Cow;
 
 /// JSON body.
@@ -17,6 +18,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let req = objects_only(req, state).await?;
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(v)) => Ok(Json(v)),
             Err(JsonRejection::BytesRejection(r)) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(payload_too_large()),
@@ -55,6 +57,9 @@ impl<S: Send + Sync> FromRequest<S> for RawJson {
 impl RawJson {
     /// Parses the body; rejections as [`Json`]'s.
     pub fn parse<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, ApiError> {
+        if !is_object(&self.0) {
+            return Err(not_an_object());
+        }
         serde_json::from_slice(&self.0).map_err(|e| match e.classify() {
             serde_json::error::Category::Data => ApiError::malformed(format!("The JSON body does not match the expected shape: {e}")),
             _ => ApiError::malformed("The body is not valid JSON."),
@@ -88,6 +93,46 @@ fn is_json(headers: &axum::http::HeaderMap) -> bool {
     };
     let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// Every request body of the API is a JSON object. Serde would also fill a struct from an array
+/// of its fields in order (`["ref", 60]`), which no schema of the API allows.
+async fn objects_only<S: Send + Sync>(req: Request, state: &S) -> Result<Request, ApiError> {
+    let (parts, body) = req.into_parts();
+    let bytes = match Bytes::from_request(Request::from_parts(parts.clone(), body), state).await {
+        Ok(bytes) => bytes,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => return Err(payload_too_large()),
+        Err(_) => return Err(ApiError::malformed("The body could not be read.")),
+    };
+    if !bytes.iter().all(u8::is_ascii_whitespace) && !is_object(&bytes) {
+        return Err(not_an_object());
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
+}
+
+/// Whether the first character that is not white space opens an object.
+fn is_object(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+fn not_an_object() -> ApiError {
+    ApiError::malformed("The JSON body must be an object.")
+}
+
+/// An optional integer as JSON Schema counts integers: `355` and `355.0` alike (a number whose
+/// fraction is zero), never `355.5`.
+pub fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error;
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    if let Some(n) = number.as_i64() {
+        return Ok(Some(n));
+    }
+    match number.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
+        _ => Err(D::Error::custom(format!("invalid value: {number}, expected an integer"))),
+    }
 }
 
 pub fn payload_too_large() -> ApiError {

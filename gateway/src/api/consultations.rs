@@ -53,8 +53,10 @@ fn parse_enum<T: std::str::FromStr>(field: &'static str, raw: Option<String>, al
 
 fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
     let limit = page_size(q.limit.as_deref())?;
+    // `cursor=` is the first page, as no cursor: clients that always send the parameter work.
     let cursor = q
         .cursor
+        .filter(|c| !c.is_empty())
         .map(|c| Cursor::decode(&c).ok_or_else(|| ApiError::invalid_request("cursor", "cursor is not a value returned as nextCursor.")))
         .transpose()?;
     let workflow_id = q

@@ -19,6 +19,7 @@ use serde::Deserialize;
 pub struct CreateRequest {
     workflow_id: Option<String>,
     external_ref: Option<String>,
+    #[serde(default, deserialize_with = "crate::input::whole_number")]
     expires_in_minutes: Option<i64>,
 }
 
