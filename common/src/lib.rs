@@ -1,19 +1,13 @@
-//! Shared core of Sceau: the domain vocabulary, identifiers, configuration, the SQLite store,
-//! encryption, the queue and deadline traits with their backends, and telemetry.
-pub mod analysis;
+//! Shared core of Sceau: configuration, the SQLite store, encryption, the queue and deadline
+//! traits with their backends, and telemetry. The domain itself lives in the `domain` crate;
+//! its modules are re-exported here under their former paths while the crates move to it.
 pub mod blobs;
-pub mod catalogue;
 pub mod config;
 pub mod crypto;
 pub mod deadlines;
-pub mod decision;
 pub mod document;
-pub mod domain;
-pub mod ids;
 pub mod messages;
-pub mod model;
 pub mod pdf_prescan;
-pub mod postal;
 pub mod private_fs;
 pub mod queue;
 pub mod redis;
@@ -22,4 +16,6 @@ pub mod store;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod test_fixtures;
-pub mod time;
+
+pub use ::domain::vocabulary as domain;
+pub use ::domain::{analysis, catalogue, decision, ids, model, postal, time};

@@ -1,7 +1,7 @@
 //! What the analysis engine reports about one document: the findings the recorder turns into a
 //! consultation. It travels from a worker to the recorder, so it is plain serde data.
 
-use crate::domain::{Anomaly, DocumentCategory, Severity, TwoDDoc, Verdict};
+use crate::vocabulary::{Anomaly, DocumentCategory, Severity, TwoDDoc, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// The engine's findings on one document (front, and back for identity documents).

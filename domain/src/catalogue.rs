@@ -1,7 +1,7 @@
 //! The one catalogue of anomaly codes (`API.md`): each code's severity and meaning, so codes stay
 //! stable, documented, and weighed the same way by every part of the engine.
 
-use crate::domain::{Anomaly, Severity};
+use crate::vocabulary::{Anomaly, Severity};
 
 /// One anomaly code the engine may report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! client's rules. The verdict itself is never changed.
 
 use crate::analysis::AnalysisReport;
-use crate::domain::{Decision, ReviewStatus, Verdict};
 use crate::model::WorkflowRules;
+use crate::vocabulary::{Decision, ReviewStatus, Verdict};
 
 /// The decision and the review status it implies.
 pub fn decide(report: &AnalysisReport, rules: &WorkflowRules) -> (Decision, Option<ReviewStatus>) {

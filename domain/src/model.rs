@@ -1,8 +1,8 @@
 //! The resources of the API as clients read them (camelCase JSON), and the operator's view of a
 //! company. Built from store rows; never carry document bytes or extracted data.
 
-use crate::domain::*;
 use crate::ids::*;
+use crate::vocabulary::*;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
