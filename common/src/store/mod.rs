@@ -241,12 +241,12 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
+    use super::test_support::TempStore;
     use super::*;
 
     #[tokio::test]
     async fn write_rolls_back_on_error_and_reads_see_commits() {
-        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("store");
         store
             .write(|tx| {
                 tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
@@ -269,7 +269,6 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(n, 1);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// A database that cannot grow (here capped by `max_page_count`, which SQLite reports like a
@@ -277,8 +276,7 @@ mod tests {
     /// room again.
     #[tokio::test]
     async fn a_full_database_is_out_of_space_and_recovers() {
-        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("store");
         let fill = |cap: &'static str| {
             store.write(move |tx| {
                 tx.execute_batch(&format!("PRAGMA max_page_count = {cap}"))?;
@@ -301,14 +299,12 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(n, 1, "only the write that had room");
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]
     async fn the_database_and_its_log_files_are_private_whatever_the_umask() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("sceau-store-{}", crate::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("store");
         store
             .write(|tx| {
                 tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
@@ -316,11 +312,11 @@ mod tests {
             })
             .await
             .unwrap();
+        let dir = store.dir();
         let mode = |name: &str| std::fs::metadata(dir.join(name)).map(|m| m.permissions().mode() & 0o777);
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(dir).unwrap().permissions().mode() & 0o777, 0o700);
         for name in ["db.sqlite", "db.sqlite-wal", "db.sqlite-shm"] {
             assert_eq!(mode(name).unwrap(), 0o600, "{name}");
         }
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

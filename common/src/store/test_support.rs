@@ -21,6 +21,11 @@ impl TempStore {
         Self { store, dir }
     }
 
+    /// The directory that holds the database and its log files.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// A handle on the store, for what takes one by value.
     pub fn handle(&self) -> Store {
         self.store.clone()
