@@ -229,7 +229,7 @@ pub fn decode_base64_document(input: &str) -> Result<Vec<u8>, DocumentError> {
     let payload = strip_data_url(input.trim_start())?;
     // Most clients send one unbroken line: decode it where it lies. Only when that fails is the
     // payload searched for line breaks, and a compacted copy decoded.
-    let bytes = match decode_in_two(payload.as_bytes()) {
+    let bytes = match STANDARD_PAD_INDIFFERENT.decode(payload) {
         Ok(bytes) => bytes,
         Err(_) if payload.bytes().any(|b| b.is_ascii_whitespace()) => STANDARD_PAD_INDIFFERENT
             .decode(without_ascii_whitespace(payload))
@@ -240,31 +240,6 @@ pub fn decode_base64_document(input: &str) -> Result<Vec<u8>, DocumentError> {
         return Err(DocumentError::Empty);
     }
     Ok(bytes)
-}
-
-/// Below this, one thread decodes faster than two can start.
-const DECODE_IN_TWO_FROM: usize = 512 * 1024;
-
-/// Base64 decoding, the longest step of a large deposit, on two threads: the first half (a
-/// multiple of four characters, so it ends on a byte boundary and holds no padding) beside the
-/// second, each into its own part of one buffer.
-fn decode_in_two(encoded: &[u8]) -> Result<Vec<u8>, base64::DecodeSliceError> {
-    if encoded.len() < DECODE_IN_TWO_FROM {
-        return Ok(STANDARD_PAD_INDIFFERENT.decode(encoded)?);
-    }
-    let (first, second) = encoded.split_at(encoded.len() / 2 / 4 * 4);
-    let first_len = first.len() / 4 * 3;
-    let mut out = vec![0u8; first_len + base64::decoded_len_estimate(second.len())];
-    let (first_out, second_out) = out.split_at_mut(first_len);
-    let (first_done, second_done) = std::thread::scope(|scope| {
-        let helper = scope.spawn(|| STANDARD_PAD_INDIFFERENT.decode_slice(first, first_out));
-        let second_done = STANDARD_PAD_INDIFFERENT.decode_slice(second, second_out);
-        let first_done = helper.join().unwrap_or(Err(base64::DecodeSliceError::OutputSliceTooSmall));
-        (first_done, second_done)
-    });
-    first_done?;
-    out.truncate(first_len + second_done?);
-    Ok(out)
 }
 
 /// The payload of a data URL, or the input itself; a data URL that is not base64 is refused.
@@ -580,27 +555,6 @@ mod tests {
             .map(char::from)
             .collect();
         assert_eq!(decode_base64_document(&wrapped).unwrap(), bytes);
-    }
-
-    /// Decoded on two threads, a large document is the same bytes, padded or not, and a bad
-    /// character in either half is refused.
-    #[test]
-    fn large_documents_decode_the_same_on_two_threads() {
-        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
-        for len in [DECODE_IN_TWO_FROM, DECODE_IN_TWO_FROM + 1, DECODE_IN_TWO_FROM + 2, 3_000_001] {
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7919 % 251) as u8).collect();
-            for engine in [STANDARD, STANDARD_NO_PAD] {
-                assert_eq!(decode_base64_document(&engine.encode(&bytes)).unwrap(), bytes, "{len}");
-            }
-            let mut spoiled = STANDARD.encode(&bytes).into_bytes();
-            for at in [10, spoiled.len() - 10] {
-                let saved = spoiled[at];
-                spoiled[at] = b'!';
-                let text = String::from_utf8(spoiled.clone()).unwrap();
-                assert_eq!(decode_base64_document(&text), Err(DocumentError::InvalidBase64), "{len} at {at}");
-                spoiled[at] = saved;
-            }
-        }
     }
 
     #[test]
