@@ -558,46 +558,16 @@ pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::AnalysisReport;
-    use crate::domain::{ImageSide, Licence, Verdict};
+    use crate::domain::Licence;
     use crate::ids::ConsultationId;
-    use crate::store::test_support::{identity_item, TempStore};
-    use crate::store::{companies, consultations, workflows};
+    use crate::store::test_support::{consultation_of, identity_item, TempStore};
+    use crate::store::{companies, consultations};
 
     /// Records `item`'s consultation with one image, as the recorder does.
     fn analysed(tx: &Connection, company: &CompanyId, item: &BatchItemId, now: DateTime<Utc>) -> Result<ConsultationId, RepoError> {
         let id = ConsultationId::generate(now);
         assert!(settle_item(tx, item, ItemStatus::Succeeded, None, Some(&id), now)?);
-        let report = AnalysisReport {
-            verdict: Verdict::AnalyseImpossible,
-            document_type: "inconnu".into(),
-            document_country: None,
-            anomalies: vec![],
-            two_d_doc: None,
-            holder_age: None,
-            pages: 1,
-            checks: vec![],
-        };
-        let workflow_id = workflows::default_batch(tx, company, DocumentCategory::Identite)?;
-        consultations::insert(
-            tx,
-            &consultations::NewConsultation {
-                id: &id,
-                company,
-                workflow_id: &workflow_id,
-                external_ref: None,
-                category: DocumentCategory::Identite,
-                report: &report,
-                decision: None,
-                review_status: None,
-                batch_item_id: Some(item.as_str()),
-                verification_id: None,
-                analyzed_at: now,
-                now,
-            },
-        )?;
-        consultations::add_image(tx, &id, ImageSide::Recto, "image-blob", "image/png", now)?;
-        Ok(id)
+        consultation_of(tx, company, id, Some(item), "image-blob", now)
     }
 
     #[tokio::test]

@@ -244,9 +244,7 @@ mod tests {
     use super::test_support::TempStore;
     use super::*;
 
-    #[tokio::test]
-    async fn write_rolls_back_on_error_and_reads_see_commits() {
-        let store = TempStore::new("store");
+    async fn add_outbox_row(store: &Store) {
         store
             .write(|tx| {
                 tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
@@ -254,6 +252,22 @@ mod tests {
             })
             .await
             .unwrap();
+    }
+
+    async fn outbox_rows(store: &Store) -> i64 {
+        store
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))
+                    .map_err(StoreError::from)
+            })
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn write_rolls_back_on_error_and_reads_see_commits() {
+        let store = TempStore::new("store");
+        add_outbox_row(&store).await;
         let failed: Result<(), StoreError> = store
             .write(|tx| {
                 tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'b', 'x')", [])?;
@@ -261,13 +275,7 @@ mod tests {
             })
             .await;
         assert!(failed.is_err());
-        let n: i64 = store
-            .read(|c| {
-                c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))
-                    .map_err(StoreError::from)
-            })
-            .await
-            .unwrap();
+        let n = outbox_rows(&store).await;
         assert_eq!(n, 1);
     }
 
@@ -291,13 +299,7 @@ mod tests {
         assert!(full.is_out_of_space(), "{full}");
         assert!(!StoreError::WriterGone.is_out_of_space());
         fill("1000000").await.unwrap();
-        let n: i64 = store
-            .read(|c| {
-                c.query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))
-                    .map_err(StoreError::from)
-            })
-            .await
-            .unwrap();
+        let n = outbox_rows(&store).await;
         assert_eq!(n, 1, "only the write that had room");
     }
 
@@ -305,13 +307,7 @@ mod tests {
     async fn the_database_and_its_log_files_are_private_whatever_the_umask() {
         use std::os::unix::fs::PermissionsExt;
         let store = TempStore::new("store");
-        store
-            .write(|tx| {
-                tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'a', 'x')", [])
-                    .map_err(StoreError::from)
-            })
-            .await
-            .unwrap();
+        add_outbox_row(&store).await;
         let dir = store.dir();
         let mode = |name: &str| std::fs::metadata(dir.join(name)).map(|m| m.permissions().mode() & 0o777);
         assert_eq!(std::fs::metadata(dir).unwrap().permissions().mode() & 0o777, 0o700);

@@ -70,8 +70,19 @@ pub fn consultation_with_image(
     blob: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<crate::ids::ConsultationId, super::RepoError> {
+    consultation_of(tx, company, crate::ids::ConsultationId::generate(at), None, blob, at)
+}
+
+/// [`consultation_with_image`] under a chosen id, for the batch document `item` when given.
+pub fn consultation_of(
+    tx: &rusqlite::Connection,
+    company: &crate::ids::CompanyId,
+    id: crate::ids::ConsultationId,
+    item: Option<&BatchItemId>,
+    blob: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<crate::ids::ConsultationId, super::RepoError> {
     use super::{consultations, workflows};
-    let id = crate::ids::ConsultationId::generate(at);
     let report = crate::analysis::AnalysisReport {
         verdict: crate::domain::Verdict::AnalyseImpossible,
         document_type: "inconnu".into(),
@@ -94,7 +105,7 @@ pub fn consultation_with_image(
             report: &report,
             decision: None,
             review_status: None,
-            batch_item_id: None,
+            batch_item_id: item.map(BatchItemId::as_str),
             verification_id: None,
             analyzed_at: at,
             now: at,
