@@ -2,7 +2,7 @@
 //! of file the bytes are, how many pages they hold, and decoding them within bounds, so a hostile
 //! file can neither lie about its type nor exhaust memory.
 
-use crate::domain::DocumentCategory;
+pub use crate::file_kind::{accept_attribute, accepted, describe_accepted, AcceptedWords, FileKind};
 use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
 use base64::Engine as _;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
@@ -34,166 +34,14 @@ pub enum DocumentError {
     Unsupported(String),
 }
 
-/// The one list of the file types accepted for each category: the server's checks, the journey
-/// page's `accept` attribute and script, the messages and the OpenAPI media types all come from
-/// it. Identity documents are photos; administrative ones may also be one-page PDFs or scans.
-pub fn accepted(category: DocumentCategory) -> &'static [FileKind] {
-    match category {
-        DocumentCategory::Identite => &[FileKind::Jpeg, FileKind::Png, FileKind::Webp],
-        DocumentCategory::Administratif => &[FileKind::Pdf, FileKind::Tiff, FileKind::Jpeg, FileKind::Png, FileKind::Webp],
-    }
-}
-
-/// The accepted MIME types of a category, comma-separated as an `accept` attribute wants them.
-pub fn accept_attribute(category: DocumentCategory) -> String {
-    let types: Vec<&str> = accepted(category).iter().map(|kind| kind.content_type()).collect();
-    types.join(",")
-}
-
-/// What a category accepts, in words: one-page formats first, then photos, e.g. "a one-page
-/// PDF or TIFF, or a JPEG, PNG or WebP image". `words` gives the language's connectives.
-pub fn describe_accepted(category: DocumentCategory, words: &AcceptedWords) -> String {
-    let (paged, photos): (Vec<FileKind>, Vec<FileKind>) = accepted(category).iter().partition(|kind| kind.is_paged());
-    let list = |kinds: &[FileKind]| {
-        let labels: Vec<&str> = kinds.iter().map(|kind| kind.label()).collect();
-        match labels.split_last() {
-            Some((last, [])) => (*last).to_owned(),
-            Some((last, rest)) => format!("{} {} {last}", rest.join(", "), words.or),
-            None => String::new(),
-        }
-    };
-    let photos = format!("{} {}", words.photo_before, list(&photos)).trim().to_owned() + words.photo_after;
-    if paged.is_empty() {
-        photos
-    } else {
-        format!(
-            "{} {}{}, {} {photos}",
-            words.paged_before,
-            list(&paged),
-            words.paged_after,
-            words.or
-        )
-    }
-}
-
-/// The words around the format names in [`describe_accepted`], per language.
-pub struct AcceptedWords {
-    pub or: &'static str,
-    pub paged_before: &'static str,
-    pub paged_after: &'static str,
-    pub photo_before: &'static str,
-    pub photo_after: &'static str,
-}
-
-impl AcceptedWords {
-    pub const ENGLISH: AcceptedWords = AcceptedWords {
-        or: "or",
-        paged_before: "a one-page",
-        paged_after: "",
-        photo_before: "a",
-        photo_after: " image",
-    };
-    pub const FRENCH: AcceptedWords = AcceptedWords {
-        or: "ou",
-        paged_before: "un",
-        paged_after: " d’une page",
-        photo_before: "une photo",
-        photo_after: "",
-    };
-}
-
-/// A file type the service accepts, recognised from its bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FileKind {
-    Jpeg,
-    Png,
-    Webp,
-    Pdf,
-    Tiff,
-}
-
-impl FileKind {
-    /// The MIME type to serve the file with.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Self::Jpeg => "image/jpeg",
-            Self::Png => "image/png",
-            Self::Webp => "image/webp",
-            Self::Pdf => "application/pdf",
-            Self::Tiff => "image/tiff",
-        }
-    }
-
-    /// Every kind the service accepts.
-    pub const ALL: [FileKind; 5] = [Self::Jpeg, Self::Png, Self::Webp, Self::Pdf, Self::Tiff];
-
-    /// The kind served with `content_type` (see [`FileKind::content_type`]).
-    pub fn from_content_type(content_type: &str) -> Option<FileKind> {
-        Self::ALL.into_iter().find(|kind| kind.content_type() == content_type)
-    }
-
-    /// The usual file name extension.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Self::Jpeg => "jpg",
-            Self::Tiff => "tif",
-            other => other.as_str(),
-        }
-    }
-
-    /// The lowercase name, as serialised.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Jpeg => "jpeg",
-            Self::Png => "png",
-            Self::Webp => "webp",
-            Self::Pdf => "pdf",
-            Self::Tiff => "tiff",
-        }
-    }
-
-    /// Identity documents are photos; administrative ones may also be PDFs or scans (TIFF).
-    /// Parses what [`FileKind::as_str`] wrote.
-    pub fn parse(s: &str) -> Option<FileKind> {
-        [FileKind::Jpeg, FileKind::Png, FileKind::Webp, FileKind::Pdf, FileKind::Tiff]
-            .into_iter()
-            .find(|k| k.as_str() == s)
-    }
-
-    pub fn allowed_for(self, category: DocumentCategory) -> bool {
-        accepted(category).contains(&self)
-    }
-
-    /// The name users know the format by, for messages ("the PNG image ...").
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Jpeg => "JPEG",
-            Self::Png => "PNG",
-            Self::Webp => "WebP",
-            Self::Pdf => "PDF",
-            Self::Tiff => "TIFF",
-        }
-    }
-
-    /// A format that can hold several pages, of which one only is accepted.
-    pub fn is_paged(self) -> bool {
-        matches!(self, Self::Pdf | Self::Tiff)
-    }
-
-    /// True for the kinds decoded as a single raster image.
-    pub fn is_image(self) -> bool {
-        !matches!(self, Self::Pdf)
-    }
-
-    fn image_format(self) -> Option<ImageFormat> {
-        match self {
-            Self::Jpeg => Some(ImageFormat::Jpeg),
-            Self::Png => Some(ImageFormat::Png),
-            Self::Webp => Some(ImageFormat::WebP),
-            Self::Tiff => Some(ImageFormat::Tiff),
-            Self::Pdf => None,
-        }
+/// The decoder of an image kind; `None` for a PDF.
+fn image_format(kind: FileKind) -> Option<ImageFormat> {
+    match kind {
+        FileKind::Jpeg => Some(ImageFormat::Jpeg),
+        FileKind::Png => Some(ImageFormat::Png),
+        FileKind::Webp => Some(ImageFormat::WebP),
+        FileKind::Tiff => Some(ImageFormat::Tiff),
+        FileKind::Pdf => None,
     }
 }
 
@@ -316,9 +164,7 @@ fn decode_limits() -> Limits {
 
 /// A decoder that has read the header and accepted the side limits.
 fn bounded_decoder<'a>(kind: FileKind, bytes: &'a [u8]) -> Result<impl ImageDecoder + 'a, DocumentError> {
-    let format = kind
-        .image_format()
-        .ok_or_else(|| DocumentError::Unsupported(format!("a {} file is not an image", kind.label())))?;
+    let format = image_format(kind).ok_or_else(|| DocumentError::Unsupported(format!("a {} file is not an image", kind.label())))?;
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     reader.limits(decode_limits());
     reader.into_decoder().map_err(|error| image_error(kind, &error))
@@ -487,33 +333,6 @@ mod tests {
         assert_eq!(sniff(b"hello, I am a .jpg"), None);
         assert_eq!(sniff(b"RIFF\0\0\0\0WAVE"), None);
         assert_eq!(sniff(b""), None);
-    }
-
-    #[test]
-    fn kinds_allowed_per_category() {
-        assert!(FileKind::Webp.allowed_for(DocumentCategory::Identite));
-        assert!(!FileKind::Pdf.allowed_for(DocumentCategory::Identite));
-        assert!(!FileKind::Tiff.allowed_for(DocumentCategory::Identite));
-        assert!(FileKind::Tiff.allowed_for(DocumentCategory::Administratif));
-        assert_eq!(
-            describe_accepted(DocumentCategory::Identite, &AcceptedWords::ENGLISH),
-            "a JPEG, PNG or WebP image"
-        );
-        assert_eq!(
-            describe_accepted(DocumentCategory::Administratif, &AcceptedWords::ENGLISH),
-            "a one-page PDF or TIFF, or a JPEG, PNG or WebP image"
-        );
-        assert_eq!(
-            describe_accepted(DocumentCategory::Administratif, &AcceptedWords::FRENCH),
-            "un PDF ou TIFF d’une page, ou une photo JPEG, PNG ou WebP"
-        );
-        assert_eq!(
-            accept_attribute(DocumentCategory::Administratif),
-            "application/pdf,image/tiff,image/jpeg,image/png,image/webp"
-        );
-        assert_eq!(serde_json::to_value(FileKind::Webp).unwrap(), "webp");
-        assert_eq!(FileKind::Pdf.content_type(), "application/pdf");
-        assert_eq!(FileKind::Jpeg.as_str(), "jpeg");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Sceau's domain, where a newcomer finds the business's words and rules by name: identifiers,
-//! vocabularies (verdicts, statuses, categories, anomaly codes and their meanings), the decision
+//! vocabularies (verdicts, statuses, categories, anomaly and error codes and their meanings), the decision
 //! that follows an analysis, timestamps and postal codes. Nothing here touches SQLite, AMQP,
 //! Redis or the network, so every other crate can depend on it.
 pub mod analysis;
 pub mod catalogue;
 pub mod decision;
+pub mod error_code;
+pub mod file_kind;
 pub mod ids;
+pub mod journey;
 pub mod model;
 pub mod postal;
 pub mod time;

@@ -2,14 +2,12 @@
 //! Parsing an unknown value is an error, so invalid input never reaches the core.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// Declares a string enum with its wire names, `as_str`, `FromStr` and `Display`.
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $wire:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
         pub enum $name { $(#[serde(rename = $wire)] $variant),+ }
 
         impl $name {
@@ -22,21 +20,22 @@ macro_rules! wire_enum {
             }
         }
 
-        impl FromStr for $name {
-            type Err = UnknownValue;
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::vocabulary::UnknownValue;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
                 match s {
                     $($wire => Ok($name::$variant),)+
-                    _ => Err(UnknownValue { kind: stringify!($name), value: s.chars().take(64).collect() }),
+                    _ => Err($crate::vocabulary::UnknownValue { kind: stringify!($name), value: s.chars().take(64).collect() }),
                 }
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result { f.write_str(self.as_str()) }
         }
     };
 }
+pub(crate) use wire_enum;
 
 /// A string that is not one of an enum's wire names.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -139,13 +138,9 @@ wire_enum!(
     Licence { Standard => "standard", Group => "group" }
 );
 
-/// One point of attention found by the analysis.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Anomaly {
-    pub code: String,
-    pub severity: Severity,
-    pub message: String,
-}
+pub use crate::catalogue::{Anomaly, AnomalyCode};
+pub use crate::error_code::ErrorCode;
+pub use crate::journey::JourneySide;
 
 /// What the analysis says of a 2D-Doc seal (`twoDDoc` of a consultation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

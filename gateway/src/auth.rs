@@ -6,8 +6,9 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, Method, StatusCode};
+use axum::http::{header, Method};
 use common::crypto::api_key::PresentedKey;
+use common::domain::ErrorCode;
 use common::ids::CompanyId;
 use common::store::api_keys;
 
@@ -82,8 +83,7 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal
     let safe = matches!(parts.method, Method::GET | Method::HEAD);
     if owner.read_only && !safe {
         return Err(Refusal::Other(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "read_only_key",
+            ErrorCode::ReadOnlyKey,
             "A read-only key can only call GET operations.",
         )));
     }

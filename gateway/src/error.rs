@@ -4,13 +4,14 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use common::blobs::BlobError;
+use common::domain::ErrorCode;
 use common::store::{RepoError, StoreError};
 use serde::Serialize;
 
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub field: Option<&'static str>,
     pub retry_after: Option<u64>,
@@ -25,9 +26,10 @@ struct Body<'a> {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    /// A refusal with `code`, answered with the code's status.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status,
+            status: StatusCode::from_u16(code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             code,
             message: message.into(),
             field: None,
@@ -38,39 +40,34 @@ impl ApiError {
     pub fn invalid_request(field: &'static str, message: impl Into<String>) -> Self {
         Self {
             field: Some(field),
-            ..Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+            ..Self::new(ErrorCode::InvalidRequest, message)
         }
     }
 
     pub fn malformed(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+        Self::new(ErrorCode::InvalidRequest, message)
     }
 
     pub fn invalid_document(field: &'static str, message: impl Into<String>) -> Self {
         Self {
             field: Some(field),
-            ..Self::new(StatusCode::BAD_REQUEST, "invalid_document", message)
+            ..Self::new(ErrorCode::InvalidDocument, message)
         }
     }
 
     pub fn invalid_api_key() -> Self {
-        Self::new(
-            StatusCode::UNAUTHORIZED,
-            "invalid_api_key",
-            "The API key is absent, malformed, unknown or revoked.",
-        )
+        Self::new(ErrorCode::InvalidApiKey, "The API key is absent, malformed, unknown or revoked.")
     }
 
     pub fn not_found() -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", "No such resource.")
+        Self::new(ErrorCode::NotFound, "No such resource.")
     }
 
     pub fn internal(context: &str, error: impl std::fmt::Display) -> Self {
         // The detail goes to the log (with the request id of the current span), never to the client.
         tracing::error!(context, error = %error, "internal error");
         Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
+            ErrorCode::InternalError,
             "An internal error occurred; it has been logged with the request id.",
         )
     }
@@ -79,8 +76,7 @@ impl ApiError {
         Self {
             retry_after: Some(retry_after.max(1)),
             ..Self::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                ErrorCode::RateLimited,
                 "Too many requests; retry after the delay given in Retry-After.",
             )
         }
@@ -93,7 +89,7 @@ impl ApiError {
     pub fn unavailable(message: impl Into<String>, retry_after: u64) -> Self {
         Self {
             retry_after: Some(retry_after.max(1)),
-            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable", message)
+            ..Self::new(ErrorCode::ServiceUnavailable, message)
         }
     }
 
@@ -125,7 +121,7 @@ pub const OUT_OF_SPACE_RETRY_SECONDS: u64 = 60;
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Body {
-            error: self.code,
+            error: self.code.as_str(),
             message: &self.message,
             field: self.field,
         };
@@ -139,22 +135,21 @@ impl IntoResponse for ApiError {
 
 impl From<RepoError> for ApiError {
     fn from(e: RepoError) -> Self {
-        use StatusCode as S;
         match e {
             RepoError::NotFound => Self::not_found(),
-            RepoError::InvalidState(m) => Self::new(S::CONFLICT, "invalid_state", m),
+            RepoError::InvalidState(m) => Self::new(ErrorCode::InvalidState, m),
             RepoError::BatchEmpty => Self::new(
-                S::CONFLICT,
-                "batch_empty",
+                ErrorCode::BatchEmpty,
                 "The batch holds no document; deposit at least one before submitting.",
             ),
-            RepoError::TooManyOpenBatches => Self::new(S::TOO_MANY_REQUESTS, "too_many_open_batches", e.to_string()),
-            RepoError::BatchFull => Self::new(S::TOO_MANY_REQUESTS, "batch_full", e.to_string()),
-            RepoError::DocumentQuota => Self::new(S::TOO_MANY_REQUESTS, "document_quota_exceeded", e.to_string()),
-            RepoError::VolumeQuota => Self::new(S::TOO_MANY_REQUESTS, "volume_quota_exceeded", e.to_string()),
-            RepoError::IaDesactivee => Self::new(S::FORBIDDEN, "ia_desactivee", e.to_string()),
+            RepoError::TooManyOpenBatches => Self::new(ErrorCode::TooManyOpenBatches, e.to_string()),
+            RepoError::BatchFull => Self::new(ErrorCode::BatchFull, e.to_string()),
+            RepoError::DocumentQuota => Self::new(ErrorCode::DocumentQuotaExceeded, e.to_string()),
+            RepoError::VolumeQuota => Self::new(ErrorCode::VolumeQuotaExceeded, e.to_string()),
+            RepoError::IaDesactivee => Self::new(ErrorCode::IaDesactivee, e.to_string()),
             RepoError::Invalid { field, message } => Self::invalid_request(field, message),
-            RepoError::Refused(m) => Self::new(S::FORBIDDEN, "forbidden", m),
+            // Only the operator CLI can ask for what a company's licence refuses.
+            RepoError::Refused(m) => Self::new(ErrorCode::InvalidState, m),
             RepoError::Store(e) => e.into(),
         }
     }
@@ -188,12 +183,12 @@ mod tests {
         ] {
             assert_eq!(
                 (refused.status, refused.code),
-                (StatusCode::SERVICE_UNAVAILABLE, "service_unavailable")
+                (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::ServiceUnavailable)
             );
             let response = refused.into_response();
             assert_eq!(response.headers()[header::RETRY_AFTER], "60");
         }
-        assert_eq!(ApiError::blob("test", io(5)).code, "internal_error");
-        assert_eq!(ApiError::from(StoreError::WriterGone).code, "internal_error");
+        assert_eq!(ApiError::blob("test", io(5)).code, ErrorCode::InternalError);
+        assert_eq!(ApiError::from(StoreError::WriterGone).code, ErrorCode::InternalError);
     }
 }

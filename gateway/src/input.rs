@@ -7,6 +7,7 @@ use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
+use common::domain::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
 use std::borrow::Cow;
@@ -136,11 +137,7 @@ pub fn whole_number<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result
 }
 
 pub fn payload_too_large() -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "The request body exceeds the 30 MB limit.",
-    )
+    ApiError::new(ErrorCode::PayloadTooLarge, "The request body exceeds the 30 MB limit.")
 }
 
 /// Query string.

@@ -4,10 +4,11 @@
 
 use crate::error::ApiError;
 use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderName, Method, StatusCode};
+use axum::http::{HeaderName, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use common::domain::ErrorCode;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -38,12 +39,7 @@ pub fn wrap(router: Router) -> Router {
 /// No CORS: a browser preflight is refused outright.
 async fn refuse_preflight(req: Request, next: Next) -> Response {
     if req.method() == Method::OPTIONS {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "browser_request_forbidden",
-            "Cross-origin browser requests are not allowed.",
-        )
-        .into_response();
+        return ApiError::new(ErrorCode::BrowserRequestForbidden, "Cross-origin browser requests are not allowed.").into_response();
     }
     next.run(req).await
 }

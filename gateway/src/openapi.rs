@@ -8,9 +8,9 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::Method;
 use common::domain::{
-    BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, ReviewStatus, Severity, Verdict, VerificationStatus,
+    AnomalyCode, BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, JourneySide, ReviewStatus, Severity, Verdict,
+    VerificationStatus,
 };
-use common::store::verifications;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -85,8 +85,8 @@ pub fn document(public_base: &str) -> Value {
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/// One error code of `API.md`.
-struct ErrorCode {
+/// The documentation of one error code of `API.md`.
+struct ErrorDoc {
     code: &'static str,
     status: u16,
     /// When it is returned.
@@ -96,8 +96,8 @@ struct ErrorCode {
     field: Option<&'static str>,
 }
 
-const fn err(code: &'static str, status: u16, when: &'static str, message: &'static str, field: Option<&'static str>) -> ErrorCode {
-    ErrorCode {
+const fn err(code: &'static str, status: u16, when: &'static str, message: &'static str, field: Option<&'static str>) -> ErrorDoc {
+    ErrorDoc {
         code,
         status,
         when,
@@ -107,7 +107,7 @@ const fn err(code: &'static str, status: u16, when: &'static str, message: &'sta
 }
 
 /// Every error code of `API.md`, in its order.
-const ERRORS: &[ErrorCode] = &[
+const ERRORS: &[ErrorDoc] = &[
     err(
         "invalid_request",
         400,
@@ -213,14 +213,14 @@ once space is back. `Retry-After` gives the seconds to wait.",
     ),
 ];
 
-fn error_code(code: &str) -> &'static ErrorCode {
+fn error_code(code: &str) -> &'static ErrorDoc {
     ERRORS
         .iter()
         .find(|e| e.code == code)
         .unwrap_or_else(|| panic!("error code {code} is not in the catalogue"))
 }
 
-fn example_body(e: &ErrorCode) -> Value {
+fn example_body(e: &ErrorDoc) -> Value {
     let mut body = json!({ "error": e.code, "message": e.message });
     if let Some(field) = e.field {
         body["field"] = json!(field);
@@ -450,15 +450,7 @@ fn csrf_header() -> Value {
 
 /// The files a journey takes, by side name, across both categories (`front`, `back`, `selfie`, `document`).
 fn journey_sides() -> Vec<&'static str> {
-    let mut sides: Vec<&'static str> = Vec::new();
-    for category in DocumentCategory::ALL {
-        for (side, _) in verifications::journey_sides(*category) {
-            if !sides.contains(side) {
-                sides.push(side);
-            }
-        }
-    }
-    sides
+    wire_values(JourneySide::ALL, JourneySide::as_str)
 }
 
 fn limit_param() -> Value {
@@ -1009,7 +1001,7 @@ fn schemas() -> Value {
             "type": "object",
             "required": ["code", "severity", "message"],
             "properties": {
-                "code": { "type": "string", "pattern": "^[a-z0-9_]+$", "examples": ["selfie_mismatch", "mrz_check_digit_mismatch"] },
+                "code": { "type": "string", "enum": wire_values(AnomalyCode::ALL, AnomalyCode::as_str) },
                 "severity": { "type": "string", "enum": wire_values(Severity::ALL, Severity::as_str) },
                 "message": { "type": "string" },
             },
@@ -1192,7 +1184,7 @@ fn schemas() -> Value {
 mod tests {
     use super::*;
     use crate::error::ApiError;
-    use axum::http::StatusCode;
+    use common::domain::ErrorCode;
     use common::store::RepoError;
     use std::collections::BTreeSet;
 
@@ -1391,13 +1383,17 @@ mod tests {
             ApiError::rate_limited(1),
             ApiError::out_of_space("test"),
             crate::input::payload_too_large(),
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "x"),
+            ApiError::new(ErrorCode::InternalError, "x"),
         ];
         for e in mapped {
-            assert_eq!(error_code(e.code).status, e.status.as_u16(), "{}", e.code);
+            assert_eq!(error_code(e.code.as_str()).status, e.status.as_u16(), "{}", e.code);
         }
         for e in ERRORS {
-            assert!(StatusCode::from_u16(e.status).is_ok_and(|s| s.is_client_error() || s.is_server_error()));
+            let code: ErrorCode = e.code.parse().unwrap();
+            assert_eq!(code.status(), e.status, "{}", e.code);
+        }
+        for code in ErrorCode::ALL {
+            assert!(ERRORS.iter().any(|e| e.code == code.as_str()), "{code} is not documented");
         }
     }
 
@@ -1664,11 +1660,7 @@ mod tests {
             ..session
         };
         check("VerificationSession", serde_json::to_value(&withheld).unwrap());
-        let anomaly = Anomaly {
-            code: "selfie_mismatch".into(),
-            severity: Severity::Reject,
-            message: "m".into(),
-        };
+        let anomaly = Anomaly::new(AnomalyCode::SelfieMismatch);
         check("Anomaly", serde_json::to_value(&anomaly).unwrap());
         let two_d_doc = TwoDDoc {
             present: true,
@@ -1754,7 +1746,7 @@ mod tests {
         check(
             "JourneyFile",
             serde_json::to_value(crate::journey::uploads::Uploaded {
-                side: "front".into(),
+                side: JourneySide::Front,
                 kind: "jpeg",
                 bytes: 1,
             })
@@ -1772,7 +1764,7 @@ mod tests {
             .unwrap()
         {
             let kind = kind.as_str().unwrap();
-            assert_eq!(common::document::FileKind::parse(kind).map(|k| k.as_str()), Some(kind));
+            assert_eq!(kind.parse::<common::document::FileKind>().map(|k| k.as_str()).ok(), Some(kind));
         }
     }
 

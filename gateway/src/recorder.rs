@@ -4,11 +4,11 @@
 //! outbox in the same transaction, and only then acks.
 
 use common::blobs::{BlobError, BlobStore};
-use common::domain::{ImageSide, ItemError, ItemStatus};
+use common::domain::{ItemError, ItemStatus};
 use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, Topic};
-use common::store::consultations::{self, NewConsultation};
+use common::store::consultations::{self, ImageFile, NewConsultation};
 use common::store::{batches, events, verifications, workflows, RepoError, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -175,13 +175,8 @@ impl Recorder {
         let now = chrono::Utc::now();
         let consultation_id = ConsultationId::generate(now);
         let deposit_context = batches::blob_context(&item.company_id, &item_id);
-        let files: Vec<_> = item
-            .files
-            .iter()
-            .map(|(side, blob, kind)| (*side, blob.as_str(), kind.as_str()))
-            .collect();
         let images = self
-            .copy_images(&item.company_id, &consultation_id, &deposit_context, &files, false)
+            .copy_images(&item.company_id, &consultation_id, &deposit_context, &item.files, false)
             .await?;
         let stored_images = images.clone();
         let company = item.company_id.clone();
@@ -209,8 +204,8 @@ impl Recorder {
                         now,
                     },
                 )?;
-                for (side, blob, content_type) in &stored_images {
-                    consultations::add_image(tx, &consultation_id, *side, blob, content_type, now)?;
+                for image in &stored_images {
+                    consultations::add_image(tx, &consultation_id, image, now)?;
                 }
                 batches::announce_if_settled(tx, &batch_id, now)?;
                 Ok::<_, RepoError>(true)
@@ -255,10 +250,14 @@ impl Recorder {
         let now = chrono::Utc::now();
         let consultation_id = ConsultationId::generate(now);
         let upload_context = verifications::upload_context(&uploads.company_id, &id);
-        let files: Vec<_> = uploads
+        let files: Vec<ImageFile> = uploads
             .files
             .iter()
-            .map(|f| (f.image_side, f.blob.as_str(), f.kind.as_str()))
+            .map(|f| ImageFile {
+                side: f.side.image_side(),
+                blob: f.blob.clone(),
+                kind: f.kind,
+            })
             .collect();
         // The result matters more than one image: a file already gone (released after a crash,
         // or by retention) leaves the consultation without that image.
@@ -273,8 +272,8 @@ impl Recorder {
                 if verifications::record_result(tx, &id, &consultation_id, &report, at, now)?.is_none() {
                     return Ok(false);
                 }
-                for (side, blob, content_type) in &stored_images {
-                    consultations::add_image(tx, &consultation_id, *side, blob, content_type, now)?;
+                for image in &stored_images {
+                    consultations::add_image(tx, &consultation_id, image, now)?;
                 }
                 Ok::<_, RepoError>(true)
             })
@@ -289,14 +288,14 @@ impl Recorder {
     /// sweeper releases whatever remains.
     async fn release_uploads(&self, id: &VerificationId, files: &[verifications::UploadedFile]) {
         for file in files {
-            let released = crate::sweeper::release_upload(&self.store, &self.blobs, id.to_string(), file.side.clone(), file.blob.clone());
+            let released = crate::sweeper::release_upload(&self.store, &self.blobs, id.to_string(), file.side, file.blob.clone());
             if let Err(e) = released.await {
                 tracing::error!(error = %e, "cannot release a journey file; the sweeper will retry");
             }
         }
     }
 
-    /// Copies `files` (side, blob, kind), encrypted under `from`, into new blobs bound to the
+    /// Copies `files`, encrypted under `from`, into new blobs bound to the
     /// consultation and side, which is what the images API opens them with. On a failure the
     /// copies made so far are deleted; with `skip_missing`, a file already gone is left out.
     async fn copy_images(
@@ -304,12 +303,13 @@ impl Recorder {
         company: &CompanyId,
         consultation: &ConsultationId,
         from: &str,
-        files: &[(ImageSide, &str, &str)],
+        files: &[ImageFile],
         skip_missing: bool,
-    ) -> Result<Vec<(ImageSide, String, &'static str)>, RecordError> {
+    ) -> Result<Vec<ImageFile>, RecordError> {
         let mut images = Vec::new();
-        for &(side, blob, kind) in files {
-            let copied = match self.blobs.get(blob, from).await {
+        for file in files {
+            let side = file.side;
+            let copied = match self.blobs.get(&file.blob, from).await {
                 Err(BlobError::Io(e)) if skip_missing && e.kind() == std::io::ErrorKind::NotFound => {
                     tracing::warn!(%side, "file gone; the consultation has no image for it");
                     continue;
@@ -322,7 +322,11 @@ impl Recorder {
                 Err(e) => Err(e),
             };
             match copied {
-                Ok(name) => images.push((side, name, content_type(kind))),
+                Ok(blob) => images.push(ImageFile {
+                    side,
+                    blob,
+                    kind: file.kind,
+                }),
                 Err(e) => {
                     self.discard(&images).await;
                     return Err(e.into());
@@ -335,26 +339,18 @@ impl Recorder {
     /// The images copied for a consultation belong to it only if the recording transaction wrote
     /// it; when another delivery recorded the result first (`Ok(false)`) or the transaction failed,
     /// they are deleted. Returns whether this delivery recorded the result.
-    async fn keep_images_if_recorded(
-        &self,
-        recorded: Result<bool, RepoError>,
-        images: &[(ImageSide, String, &'static str)],
-    ) -> Result<bool, RecordError> {
+    async fn keep_images_if_recorded(&self, recorded: Result<bool, RepoError>, images: &[ImageFile]) -> Result<bool, RecordError> {
         if !matches!(recorded, Ok(true)) {
             self.discard(images).await;
         }
         Ok(recorded?)
     }
 
-    async fn discard(&self, images: &[(ImageSide, String, &'static str)]) {
-        for (_, blob, _) in images {
-            if let Err(e) = self.blobs.delete(blob).await {
+    async fn discard(&self, images: &[ImageFile]) {
+        for image in images {
+            if let Err(e) = self.blobs.delete(&image.blob).await {
                 tracing::error!(error = %e, "cannot delete an unused image");
             }
         }
     }
-}
-
-fn content_type(kind: &str) -> &'static str {
-    common::document::FileKind::parse(kind).map_or("application/octet-stream", common::document::FileKind::content_type)
 }

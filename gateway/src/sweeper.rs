@@ -4,6 +4,7 @@
 //! sweep.
 
 use common::blobs::BlobStore;
+use common::domain::JourneySide;
 use common::store::{batches, consultations, verifications, RepoError, Store};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -59,18 +60,24 @@ pub async fn release_journey_uploads(store: &Store, blobs: &BlobStore) -> Result
         .read(|c| verifications::releasable_uploads(c, chrono::Utc::now(), BATCH))
         .await?;
     let count = due.len();
-    for (verification, side, blob) in due {
-        release_upload(store, blobs, verification, side, blob).await?;
+    for upload in due {
+        release_upload(store, blobs, upload.verification_id, upload.side, upload.blob).await?;
     }
     Ok(count)
 }
 
 /// Deletes one journey file, then forgets it: the blob first, so a crash in between only repeats
 /// a harmless deletion. The recorder releases a completed journey's files with it too.
-pub async fn release_upload(store: &Store, blobs: &BlobStore, verification: String, side: String, blob: String) -> Result<(), SweepError> {
+pub async fn release_upload(
+    store: &Store,
+    blobs: &BlobStore,
+    verification: String,
+    side: JourneySide,
+    blob: String,
+) -> Result<(), SweepError> {
     blobs.delete(&blob).await?;
     store
-        .write(move |tx| verifications::upload_released(tx, &verification, &side, &blob))
+        .write(move |tx| verifications::upload_released(tx, &verification, side, &blob))
         .await?;
     Ok(())
 }

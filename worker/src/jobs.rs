@@ -369,7 +369,7 @@ mod tests {
         match for_source(&journey, errored()) {
             JobOutcome::Analysed { report } => {
                 assert_eq!(report.verdict, common::domain::Verdict::AnalyseImpossible);
-                assert_eq!(report.anomalies[0].code, "document_unreadable");
+                assert_eq!(report.anomalies[0].code, common::domain::AnomalyCode::DocumentUnreadable);
             }
             other => panic!("{other:?}"),
         }

@@ -2,9 +2,11 @@
 //! (`open → in_progress → ended`, or `canceled` / `expired`). Every check that guards a write is
 //! made inside the write's own `BEGIN IMMEDIATE` transaction.
 
+use super::consultations::ImageFile;
 use super::error::{stored, RepoError};
 use super::{events, outbox};
-use crate::domain::{BatchStatus, DocumentCategory, ItemStatus};
+use crate::document::FileKind;
+use crate::domain::{BatchStatus, DocumentCategory, ImageSide, ItemStatus};
 use crate::ids::{BatchId, BatchItemId, CompanyId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::{Batch, BatchItem, Counts};
@@ -189,9 +191,9 @@ pub struct NewItem {
     pub agency_postal_code: Option<String>,
     pub agency_insee: Option<String>,
     pub front_blob: String,
-    pub front_kind: String,
+    pub front_kind: FileKind,
     pub back_blob: Option<String>,
-    pub back_kind: Option<String>,
+    pub back_kind: Option<FileKind>,
     pub bytes: i64,
 }
 
@@ -230,7 +232,7 @@ pub fn deposit(
     )?
     .execute(params![
             item.id.as_str(), id.as_str(), company.as_str(), position, item.category.as_str(), item.external_ref, item.agency_postal_code, item.agency_insee,
-            item.front_blob, item.front_kind, item.back_blob, item.back_kind, item.bytes, crate::time::format(now)
+            item.front_blob, item.front_kind.as_str(), item.back_blob, item.back_kind.map(FileKind::as_str), item.bytes, crate::time::format(now)
         ],
     )?;
     Ok(position)
@@ -385,7 +387,8 @@ pub struct ItemForResult {
     pub status: ItemStatus,
     pub category: DocumentCategory,
     pub external_ref: Option<String>,
-    pub files: Vec<(crate::domain::ImageSide, String, String)>,
+    /// The deposited files, copied into the consultation's images.
+    pub files: Vec<ImageFile>,
 }
 
 /// The document behind a job result, if it exists.
@@ -409,11 +412,14 @@ pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> R
         .optional()?;
     let Some(r) = row else { return Ok(None) };
     let mut files = Vec::new();
-    if let (Some(blob), Some(kind)) = (r.4, r.5) {
-        files.push((crate::domain::ImageSide::Recto, blob, kind));
-    }
-    if let (Some(blob), Some(kind)) = (r.6, r.7) {
-        files.push((crate::domain::ImageSide::Verso, blob, kind));
+    for (side, blob, kind) in [(ImageSide::Recto, r.4, r.5), (ImageSide::Verso, r.6, r.7)] {
+        if let (Some(blob), Some(kind)) = (blob, kind) {
+            files.push(ImageFile {
+                side,
+                blob,
+                kind: stored(&kind)?,
+            });
+        }
     }
     Ok(Some(ItemForResult {
         company_id: stored(&r.0)?,

@@ -2,6 +2,7 @@
 //! and their encrypted images until retention purges them.
 
 use super::error::{stored, RepoError};
+use crate::document::FileKind;
 use crate::domain::{Decision, ImageSide, Verdict};
 use crate::ids::{CompanyId, ConsultationId, WorkflowId};
 use crate::model::Consultation;
@@ -179,19 +180,18 @@ pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Re
     })
 }
 
-pub fn add_image(
-    tx: &Connection,
-    id: &ConsultationId,
-    side: ImageSide,
-    blob: &str,
-    content_type: &str,
-    now: DateTime<Utc>,
-) -> Result<(), RepoError> {
+pub fn add_image(tx: &Connection, id: &ConsultationId, image: &ImageFile, now: DateTime<Utc>) -> Result<(), RepoError> {
     // The image carries its consultation's company, for the retention purge's index.
     let added = tx.execute(
         "INSERT INTO consultation_images (consultation_id, side, blob, content_type, created_at, company_id)
          SELECT ?1, ?2, ?3, ?4, ?5, company_id FROM consultations WHERE id = ?1",
-        params![id.as_str(), side.as_str(), blob, content_type, crate::time::format(now)],
+        params![
+            id.as_str(),
+            image.side.as_str(),
+            image.blob,
+            image.kind.content_type(),
+            crate::time::format(now)
+        ],
     )?;
     if added == 0 {
         return Err(RepoError::NotFound);
@@ -199,10 +199,28 @@ pub fn add_image(
     Ok(())
 }
 
+/// One encrypted file of a consultation's, or one it is copied from: which image it is, its
+/// blob, and its type (stored as its MIME type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageFile {
+    pub side: ImageSide,
+    pub blob: String,
+    pub kind: FileKind,
+}
+
 /// Where an image stands.
 pub enum ImageRef {
-    Stored { blob: String, content_type: String },
+    Stored { blob: String, kind: FileKind },
     Purged,
+}
+
+/// The file kind of a stored MIME type; another one means the database was altered.
+fn stored_kind(content_type: &str) -> Result<FileKind, RepoError> {
+    FileKind::from_content_type(content_type).ok_or_else(|| {
+        RepoError::Store(super::StoreError::Corrupt(format!(
+            "unexpected stored content type {content_type:?}"
+        )))
+    })
 }
 
 /// The image of a side, if the consultation has one (scoped to the company).
@@ -215,13 +233,17 @@ pub fn image(c: &Connection, company: &CompanyId, id: &ConsultationId, side: Ima
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
-    Ok(row.map(|(blob, content_type, purged)| {
-        if purged.is_some() {
+    row.map(|(blob, content_type, purged)| {
+        Ok(if purged.is_some() {
             ImageRef::Purged
         } else {
-            ImageRef::Stored { blob, content_type }
-        }
-    }))
+            ImageRef::Stored {
+                blob,
+                kind: stored_kind(&content_type)?,
+            }
+        })
+    })
+    .transpose()
 }
 
 /// The associated data binding a consultation image to its company, consultation and side.

@@ -55,7 +55,7 @@ pub fn identity_item(blob: &str) -> NewItem {
         agency_postal_code: None,
         agency_insee: None,
         front_blob: blob.to_owned(),
-        front_kind: "png".into(),
+        front_kind: crate::document::FileKind::Png,
         back_blob: None,
         back_kind: None,
         bytes: 10,
@@ -111,6 +111,11 @@ pub fn consultation_of(
             now: at,
         },
     )?;
-    consultations::add_image(tx, &id, crate::domain::ImageSide::Recto, blob, "image/png", at)?;
+    let image = consultations::ImageFile {
+        side: crate::domain::ImageSide::Recto,
+        blob: blob.to_owned(),
+        kind: crate::document::FileKind::Png,
+    };
+    consultations::add_image(tx, &id, &image, at)?;
     Ok(id)
 }

@@ -2,7 +2,8 @@
 //! hashed, and the session's status is computed against its expiry.
 
 use super::error::{stored, RepoError};
-use crate::domain::{DocumentCategory, ImageSide, VerificationStatus};
+use crate::document::FileKind;
+use crate::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
@@ -95,14 +96,6 @@ pub fn token_context(id: &VerificationId) -> String {
     format!("verification={id}")
 }
 
-/// The files a journey asks for, by side; `back` is the only optional one.
-pub fn journey_sides(category: DocumentCategory) -> &'static [(&'static str, bool)] {
-    match category {
-        DocumentCategory::Identite => &[("front", true), ("back", false), ("selfie", true)],
-        DocumentCategory::Administratif => &[("document", true)],
-    }
-}
-
 /// What the journey pages and the session endpoints need of a session.
 #[derive(Debug, Clone)]
 pub struct Journey {
@@ -114,7 +107,7 @@ pub struct Journey {
     /// Set when the customer first opens the link; `None` before.
     pub csrf_token: Option<String>,
     /// Sides uploaded so far; filled by [`journey_page`] and [`open_journey`] only, for the page.
-    pub uploaded: Vec<String>,
+    pub uploaded: Vec<JourneySide>,
 }
 
 impl Journey {
@@ -168,6 +161,7 @@ pub fn journey_page(c: &Connection, token: &str, now: DateTime<Utc>) -> Result<O
     let mut stmt = c.prepare("SELECT side FROM verification_uploads WHERE verification_id = ?1 ORDER BY side")?;
     journey.uploaded = stmt
         .query_map([journey.id.as_str()], |r| r.get::<_, String>(0))?
+        .map(|side| stored(&side?))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(journey))
 }
@@ -217,9 +211,9 @@ fn open_or_refuse(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> R
 
 /// One uploaded file of a journey.
 pub struct NewUpload<'a> {
-    pub side: &'a str,
+    pub side: JourneySide,
     pub blob: &'a str,
-    pub kind: &'a str,
+    pub kind: FileKind,
     pub bytes: i64,
 }
 
@@ -232,7 +226,7 @@ pub fn record_upload(
     now: DateTime<Utc>,
 ) -> Result<Option<String>, RepoError> {
     let journey = open_or_refuse(tx, id, now)?;
-    if !journey_sides(journey.category).iter().any(|(s, _)| *s == upload.side) {
+    if !upload.side.belongs_to(journey.category) {
         return Err(RepoError::Invalid {
             field: "side",
             message: format!("{} is not a file of this journey.", upload.side),
@@ -241,13 +235,13 @@ pub fn record_upload(
     let previous: Option<String> = tx
         .query_row(
             "SELECT blob FROM verification_uploads WHERE verification_id = ?1 AND side = ?2",
-            params![id.as_str(), upload.side],
+            params![id.as_str(), upload.side.as_str()],
             |r| r.get(0),
         )
         .optional()?;
     tx.execute(
         "INSERT OR REPLACE INTO verification_uploads (verification_id, side, blob, kind, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id.as_str(), upload.side, upload.blob, upload.kind, upload.bytes, crate::time::format(now)],
+        params![id.as_str(), upload.side.as_str(), upload.blob, upload.kind.as_str(), upload.bytes, crate::time::format(now)],
     )?;
     tx.execute(
         "UPDATE verifications SET status = 'started', started_at = coalesce(started_at, ?2) WHERE id = ?1 AND status = 'created'",
@@ -264,14 +258,19 @@ const JOURNEY_JOB_WINDOW_HOURS: i64 = 24;
 pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Result<(), RepoError> {
     let journey = open_or_refuse(tx, id, now)?;
     let mut stmt = tx.prepare("SELECT side, blob FROM verification_uploads WHERE verification_id = ?1")?;
-    let files: Vec<(String, String)> = stmt
-        .query_map([id.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    let blob = |side: &str| files.iter().find(|(s, _)| s == side).map(|(_, b)| b.clone());
-    for &(side, required) in journey_sides(journey.category) {
-        if required && blob(side).is_none() {
+    let files: Vec<(JourneySide, String)> = stmt
+        .query_map([id.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .map(|row| {
+            let (side, blob) = row?;
+            Ok((stored(&side)?, blob))
+        })
+        .collect::<Result<_, RepoError>>()?;
+    let blob = |side: JourneySide| files.iter().find(|(s, _)| *s == side).map(|(_, b)| b.clone());
+    for file in JourneySide::of(journey.category) {
+        let side = file.side;
+        if file.required && blob(side).is_none() {
             return Err(RepoError::Invalid {
-                field: side,
+                field: side.as_str(),
                 message: format!("the {side} file is required before submitting."),
             });
         }
@@ -283,8 +282,8 @@ pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Resul
     if changed != 1 {
         return Err(RepoError::InvalidState("this verification link has already been used".into()));
     }
-    // The first side of a journey is its main file (front or document), checked present above.
-    let front = blob(journey_sides(journey.category)[0].0)
+    // The main file (front or document) is required, so checked present above.
+    let front = blob(JourneySide::main(journey.category))
         .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has no main file"))))?;
     let job = Job::V1(JobV1 {
         company_id: journey.company_id.clone(),
@@ -293,8 +292,8 @@ pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Resul
         },
         category: journey.category,
         front_blob: front,
-        back_blob: blob("back"),
-        selfie_blob: blob("selfie"),
+        back_blob: blob(JourneySide::Back),
+        selfie_blob: blob(JourneySide::Selfie),
         blob_context: upload_context(&journey.company_id, id),
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
     });
@@ -361,25 +360,12 @@ pub fn record_result(
     Ok(Some(consultation))
 }
 
-/// The consultation image an uploaded side becomes: the administrative `document` is the recto,
-/// so the images API (`recto`, `verso`, `selfie`) serves every journey file.
-pub fn image_side(side: &str) -> Option<ImageSide> {
-    match side {
-        "front" | "document" => Some(ImageSide::Recto),
-        "back" => Some(ImageSide::Verso),
-        "selfie" => Some(ImageSide::Selfie),
-        _ => None,
-    }
-}
-
 /// One uploaded file, as the recorder copies it into a consultation image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadedFile {
-    /// The side as uploaded (`front`, `back`, `selfie`, `document`).
-    pub side: String,
-    pub image_side: ImageSide,
+    pub side: JourneySide,
     pub blob: String,
-    pub kind: String,
+    pub kind: FileKind,
 }
 
 /// What the recorder needs before recording a journey's result.
@@ -410,14 +396,10 @@ pub fn uploads_for_result(c: &Connection, id: &VerificationId) -> Result<Option<
         .collect::<Result<Vec<_>, _>>()?;
     let mut files = Vec::with_capacity(rows.len());
     for (side, blob, kind) in rows {
-        // Sides are checked against the journey on upload, so another one is a corrupt row.
-        let image_side = image_side(&side)
-            .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("journey {id} has an upload of side {side}"))))?;
         files.push(UploadedFile {
-            side,
-            image_side,
+            side: stored(&side)?,
             blob,
-            kind,
+            kind: stored(&kind)?,
         });
     }
     Ok(Some(UploadsForResult {
@@ -427,11 +409,19 @@ pub fn uploads_for_result(c: &Connection, id: &VerificationId) -> Result<Option<
     }))
 }
 
-/// Uploads no longer needed, as (verification, side, blob): those of completed sessions (their
+/// One upload whose file may be deleted, and its row forgotten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleasableUpload {
+    pub verification_id: String,
+    pub side: JourneySide,
+    pub blob: String,
+}
+
+/// Uploads no longer needed: those of completed sessions (their
 /// consultation has its own copies, written in the same transaction as the completion), and, once
 /// the company's retention has passed since the upload, those of sessions that can no longer
 /// complete: expired before submission, or submitted and past the job's window without a result.
-pub fn releasable_uploads(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<(String, String, String)>, RepoError> {
+pub fn releasable_uploads(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReleasableUpload>, RepoError> {
     let now_text = crate::time::format(now);
     let window_start = crate::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS));
     // Timestamps are `crate::time::format` text, so the retention deadline is computed in the same
@@ -446,16 +436,26 @@ pub fn releasable_uploads(c: &Connection, now: DateTime<Utc>, limit: u32) -> Res
          ORDER BY u.created_at LIMIT ?3",
     )?;
     let rows = stmt
-        .query_map(params![now_text, window_start, limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
+        .query_map(params![now_text, window_start, limit], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })?
+        .map(|row| {
+            let (verification_id, side, blob) = row?;
+            Ok(ReleasableUpload {
+                verification_id,
+                side: stored(&side)?,
+                blob,
+            })
+        })
+        .collect::<Result<Vec<_>, RepoError>>()?;
     Ok(rows)
 }
 
 /// Forgets an upload whose blob was deleted. Idempotent; a row that points to another blob stays.
-pub fn upload_released(tx: &Connection, verification_id: &str, side: &str, blob: &str) -> Result<(), RepoError> {
+pub fn upload_released(tx: &Connection, verification_id: &str, side: JourneySide, blob: &str) -> Result<(), RepoError> {
     tx.execute(
         "DELETE FROM verification_uploads WHERE verification_id = ?1 AND side = ?2 AND blob = ?3",
-        params![verification_id, side, blob],
+        params![verification_id, side.as_str(), blob],
     )?;
     Ok(())
 }
@@ -464,7 +464,7 @@ pub fn upload_released(tx: &Connection, verification_id: &str, side: &str, blob:
 mod tests {
     use super::*;
     use crate::analysis::AnalysisReport;
-    use crate::domain::{Decision, DocumentCategory, Licence, ReviewStatus, Verdict};
+    use crate::domain::{Decision, DocumentCategory, ImageSide, Licence, ReviewStatus, Verdict};
     use crate::ids::ConsultationId;
     use crate::model::WorkflowRules;
     use crate::store::test_support::TempStore;
@@ -490,9 +490,9 @@ mod tests {
                 let opened = open_journey(tx, "tok", now)?.unwrap();
                 let reopened = open_journey(tx, "tok", now)?.unwrap();
                 let upload = |side: &'static str, blob: &'static str| NewUpload {
-                    side,
+                    side: side.parse().unwrap(),
                     blob,
-                    kind: "jpeg",
+                    kind: FileKind::Jpeg,
                     bytes: 3,
                 };
                 let missing_selfie = submit(tx, &id, now).err().map(|e| e.to_string());
@@ -648,9 +648,9 @@ mod tests {
 
     fn upload<'a>(side: &'a str, blob: &'a str) -> NewUpload<'a> {
         NewUpload {
-            side,
+            side: side.parse().unwrap(),
             blob,
-            kind: "jpeg",
+            kind: FileKind::Jpeg,
             bytes: 3,
         }
     }
@@ -666,15 +666,6 @@ mod tests {
             pages: 1,
             checks: vec![],
         }
-    }
-
-    #[test]
-    fn upload_sides_map_to_the_image_sides_of_the_api() {
-        assert_eq!(image_side("front"), Some(ImageSide::Recto));
-        assert_eq!(image_side("document"), Some(ImageSide::Recto));
-        assert_eq!(image_side("back"), Some(ImageSide::Verso));
-        assert_eq!(image_side("selfie"), Some(ImageSide::Selfie));
-        assert_eq!(image_side("recto"), None);
     }
 
     #[tokio::test]
@@ -703,7 +694,7 @@ mod tests {
         let sides: Vec<_> = before
             .files
             .iter()
-            .map(|f| (f.side.as_str(), f.image_side, f.blob.as_str()))
+            .map(|f| (f.side.as_str(), f.side.image_side(), f.blob.as_str()))
             .collect();
         assert_eq!(sides, vec![("front", ImageSide::Recto, "b1"), ("selfie", ImageSide::Selfie, "b2")]);
         assert!(after.unwrap().completed);
@@ -734,8 +725,8 @@ mod tests {
                 let open = session(tx, &company, &wf, "t4", now)?;
                 record_upload(tx, &open, &upload("front", "open-front"), now)?;
 
-                let blobs = |rows: Vec<(String, String, String)>| {
-                    let mut b: Vec<String> = rows.into_iter().map(|(_, _, b)| b).collect();
+                let blobs = |rows: Vec<ReleasableUpload>| {
+                    let mut b: Vec<String> = rows.into_iter().map(|upload| upload.blob).collect();
                     b.sort();
                     b
                 };
@@ -752,9 +743,9 @@ mod tests {
                 let window_over = blobs(releasable_uploads(tx, now, 100)?);
                 let limited = releasable_uploads(tx, now, 1)?.len();
 
-                upload_released(tx, done.as_str(), "front", "done-front")?;
-                upload_released(tx, done.as_str(), "front", "done-front")?;
-                upload_released(tx, done.as_str(), "selfie", "another-blob")?;
+                upload_released(tx, done.as_str(), JourneySide::Front, "done-front")?;
+                upload_released(tx, done.as_str(), JourneySide::Front, "done-front")?;
+                upload_released(tx, done.as_str(), JourneySide::Selfie, "another-blob")?;
                 let after_release = blobs(releasable_uploads(tx, now, 100)?);
                 Ok::<_, RepoError>((within_retention, no_retention, window_over, limited, after_release))
             })

@@ -12,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use common::document::{self, DocumentError, FileKind};
 use common::domain::DocumentCategory;
+use common::domain::ErrorCode;
 use common::ids::{BatchId, BatchItemId};
 use common::postal::{commune_for, PostalCode};
 use common::store::batches::{self, NewItem};
@@ -61,8 +62,7 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
         return Err(ApiError {
             field: Some(field),
             ..ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "document_too_large",
+                ErrorCode::DocumentTooLarge,
                 format!("{field} exceeds 10 Mo (10,000,000 bytes) once decoded."),
             )
         });
@@ -172,9 +172,9 @@ pub async fn deposit(
         agency_postal_code: req.postal.as_ref().map(|p| p.0.clone()),
         agency_insee: req.postal.map(|p| p.1),
         front_blob: front_blob.clone(),
-        front_kind: front.kind.as_str().to_owned(),
+        front_kind: front.kind,
         back_blob: back_blob.clone(),
-        back_kind: back.as_ref().map(|b| b.kind.as_str().to_owned()),
+        back_kind: back.as_ref().map(|b| b.kind),
         bytes,
     };
     let written = store_files(&state, &context, (&front_blob, front), back_blob.as_deref().zip(back)).await;

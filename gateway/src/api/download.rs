@@ -6,14 +6,7 @@
 use axum::body::Body;
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use common::document::FileKind;
 use common::ids::ConsultationId;
-
-/// A stored file's MIME type and extension; a type the service does not know (never stored by
-/// today's code) is served as opaque bytes rather than echoed into a header.
-pub fn kind_of(content_type: &str) -> (&'static str, &'static str) {
-    FileKind::from_content_type(content_type).map_or(("application/octet-stream", "bin"), |kind| (kind.content_type(), kind.extension()))
-}
 
 /// `<consultation>-<what>.<extension>`, every character outside `[A-Za-z0-9_-]` replaced by `_`
 /// (the dot before the extension excepted): plain ASCII, so it needs no quoting rules beyond the
@@ -63,14 +56,6 @@ mod tests {
         let odd = file_name(&id, "../é\"\r\n;x", "p/d");
         assert_eq!(odd, format!("{id}-________x.p_d"));
         assert!(odd.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)));
-    }
-
-    #[test]
-    fn stored_types_map_to_their_extension_and_unknown_ones_to_bytes() {
-        assert_eq!(kind_of("image/jpeg"), ("image/jpeg", "jpg"));
-        assert_eq!(kind_of("application/pdf"), ("application/pdf", "pdf"));
-        assert_eq!(kind_of("image/tiff"), ("image/tiff", "tif"));
-        assert_eq!(kind_of("text/html"), ("application/octet-stream", "bin"));
     }
 
     #[test]

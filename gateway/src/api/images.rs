@@ -6,8 +6,8 @@ use crate::client_addr::ClientAddr;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::Response;
+use common::domain::ErrorCode;
 use common::domain::ImageSide;
 use common::ids::ConsultationId;
 use common::store::audit;
@@ -29,16 +29,15 @@ pub async fn download(
         consultations::get(c, &company, &lookup)?;
         consultations::image(c, &company, &lookup, side)
     });
-    let (blob, content_type) = match image.await? {
+    let (blob, kind) = match image.await? {
         None => return Err(ApiError::not_found()),
         Some(ImageRef::Purged) => {
             return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "image_purged",
+                ErrorCode::ImagePurged,
                 "This image was removed by the retention policy.",
             ))
         }
-        Some(ImageRef::Stored { blob, content_type }) => (blob, content_type),
+        Some(ImageRef::Stored { blob, kind }) => (blob, kind),
     };
     let context = consultations::image_context(&caller.company_id, &id, side);
     let bytes = state
@@ -55,10 +54,9 @@ pub async fn download(
     );
     let company = caller.company_id;
     state.store.write(move |tx| audit::record(tx, &company, &entry)).await?;
-    let (content_type, extension) = download::kind_of(&content_type);
     Ok(download::attachment(
-        content_type,
-        &download::file_name(&id, side.as_str(), extension),
+        kind.content_type(),
+        &download::file_name(&id, side.as_str(), kind.extension()),
         bytes,
     ))
 }

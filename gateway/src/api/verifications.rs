@@ -8,6 +8,7 @@ use crate::input::{external_ref, Json};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
+use common::domain::ErrorCode;
 use common::domain::VerificationStatus;
 use common::ids::{VerificationId, WorkflowId};
 use common::model::VerificationSession;
@@ -37,8 +38,7 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, axum::Json<VerificationSession>)> {
     if headers.contains_key(axum::http::header::ORIGIN) {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "browser_request_forbidden",
+            ErrorCode::BrowserRequestForbidden,
             "Sessions must be created from your server, never from a browser.",
         ));
     }

@@ -192,15 +192,8 @@ fn anomalies(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
     }
     body.push_str("<ul>");
     for a in &f.anomalies {
-        let _ = write!(
-            body,
-            "<li><strong>{} — {}</strong>",
-            labels::severity(a.severity, lang),
-            escape(&a.code)
-        );
-        if let Some(meaning) = labels::anomaly_meaning(&a.code, lang) {
-            let _ = write!(body, "<br>{}", escape(meaning));
-        }
+        let _ = write!(body, "<li><strong>{} — {}</strong>", labels::severity(a.severity, lang), a.code);
+        let _ = write!(body, "<br>{}", escape(labels::anomaly_meaning(a.code, lang)));
         body.push_str("</li>");
     }
     body.push_str("</ul>");
@@ -228,7 +221,7 @@ mod tests {
             created_at: "2026-01-01T10:20:31.000Z".into(),
             category: DocumentCategory::Identite,
             document_type: "passeport".into(),
-            document_country: Some("FRA".into()),
+            document_country: Some("<script>".into()),
             verdict: Verdict::Suspect,
             decision: Some(Decision::AVerifier),
             review_status: Some(ReviewStatus::Accepted),
@@ -239,7 +232,7 @@ mod tests {
             two_d_doc: None,
             anomalies: vec![crate::certificate::facts::AnomalyFact {
                 severity: Severity::Warning,
-                code: "<script>".into(),
+                code: common::domain::AnomalyCode::LowResolution,
             }],
         }
     }
@@ -250,13 +243,13 @@ mod tests {
         let (_, fr) = genuine(&f, Lang::Fr).unwrap();
         for expected in [
             "<dd>Passeport</dd>",
-            "<dd>FRA</dd>",
+            "<dd>&lt;script&gt;</dd>",
             "<dd>Suspect</dd>",
             "<dd>À vérifier</dd>",
             "<dd>Acceptée</dd>",
             "<dd>01/01/2026 à 10:20:30 UTC</dd>",
             "Clés de contrôle de la bande MRZ — Échouée",
-            "Avertissement — &lt;script&gt;",
+            "Avertissement — low_resolution",
         ] {
             assert!(fr.contains(expected), "`{expected}` missing: {fr}");
         }

@@ -5,7 +5,7 @@
 //! fingerprint can be public and reveals nothing the page does not already show.
 
 use common::analysis::CheckOutcome;
-use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
+use common::domain::{AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
 use common::model::Consultation;
 use serde::Serialize;
 use std::fmt;
@@ -53,7 +53,7 @@ pub struct SealFacts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AnomalyFact {
     pub severity: Severity,
-    pub code: String,
+    pub code: AnomalyCode,
 }
 
 /// The short digest of a set of facts, printed as groups of four hex digits.
@@ -107,7 +107,7 @@ impl Facts {
                 .iter()
                 .map(|a| AnomalyFact {
                     severity: a.severity,
-                    code: a.code.clone(),
+                    code: a.code,
                 })
                 .collect(),
         }
@@ -170,7 +170,7 @@ mod tests {
             }),
             anomalies: vec![AnomalyFact {
                 severity: Severity::Reject,
-                code: "twoddoc_data_mismatch".into(),
+                code: AnomalyCode::TwoddocDataMismatch,
             }],
         }
     }
@@ -227,7 +227,7 @@ mod tests {
             }),
             ("no seal", |f| f.two_d_doc = None),
             ("severity", |f| f.anomalies[0].severity = Severity::Warning),
-            ("code", |f| f.anomalies[0].code = "low_resolution".into()),
+            ("code", |f| f.anomalies[0].code = AnomalyCode::LowResolution),
             ("point dropped", |f| f.anomalies.clear()),
         ];
         for (what, change) in doctored {

@@ -3,7 +3,7 @@
 
 use crate::journey::i18n::Lang;
 use common::analysis::Check;
-use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
+use common::domain::{AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
 
 /// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
 /// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
@@ -183,11 +183,10 @@ pub fn read_status(status: &str, lang: Lang) -> &str {
     }
 }
 
-/// What a point of attention means: the catalogue's meaning for a known code, nothing for an
-/// unknown one (its message is the engine's free text, which could carry anything).
-pub fn anomaly_meaning(code: &str, lang: Lang) -> Option<&'static str> {
-    common::catalogue::lookup(code).map(|kind| match lang {
-        Lang::Fr => kind.meaning_fr,
-        Lang::En => kind.meaning,
-    })
+/// What a point of attention means, in the catalogue's words (never the engine's free text).
+pub fn anomaly_meaning(code: AnomalyCode, lang: Lang) -> &'static str {
+    match lang {
+        Lang::Fr => code.meaning_fr(),
+        Lang::En => code.meaning(),
+    }
 }

@@ -139,7 +139,7 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     }
     for a in &c.anomalies {
         pages.line(Font::Bold, 10.0, 0.0, &format!("{} — {}", labels::severity(a.severity, FR), a.code));
-        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &common::catalogue::message_fr(a));
+        pages.paragraph(Font::Regular, 10.0, 12.0, WIDE - 3, &a.message_fr());
     }
 
     pages.rule();
@@ -189,7 +189,7 @@ Seules les vérifications effectivement réalisées y figurent.",
 mod tests {
     use super::*;
     use common::analysis::Check;
-    use common::domain::{Anomaly, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
+    use common::domain::{Anomaly, AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
 
     fn sample(anomalies: usize) -> Consultation {
         Consultation {
@@ -206,7 +206,7 @@ mod tests {
             has_reject_anomaly: true,
             anomalies: (0..anomalies)
                 .map(|i| Anomaly {
-                    code: format!("code_{i}"),
+                    code: AnomalyCode::ALL[i % AnomalyCode::ALL.len()],
                     severity: Severity::Reject,
                     message: "Les données du cachet ne correspondent pas au texte imprimé : le revenu fiscal de référence diffère. "
                         .repeat(2),

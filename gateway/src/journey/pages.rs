@@ -14,7 +14,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
 use common::document::{accept_attribute, accepted};
-use common::domain::{DocumentCategory, VerificationStatus};
+use common::domain::{DocumentCategory, JourneySide, VerificationStatus};
+use common::journey::JourneyFile;
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
 use std::sync::OnceLock;
@@ -62,9 +63,9 @@ pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Respo
 
 /// The data the script needs, as JSON in a non-executed `<script type="application/json">`.
 fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String {
-    let sides: Vec<serde_json::Value> = verifications::journey_sides(journey.category)
+    let sides: Vec<serde_json::Value> = JourneySide::of(journey.category)
         .iter()
-        .map(|(id, required)| serde_json::json!({ "id": id, "required": required }))
+        .map(|file| serde_json::json!({ "id": file.side, "required": file.required }))
         .collect();
     let types: Vec<&str> = accepted(journey.category).iter().map(|kind| kind.content_type()).collect();
     let cfg = serde_json::json!({
@@ -86,13 +87,14 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
     )
 }
 
-fn side_step(t: &Strings, category: DocumentCategory, id: &str, required: bool) -> String {
-    let (label, capture) = match id {
-        "front" => (t.front, " capture=\"environment\""),
-        "back" => (t.back, " capture=\"environment\""),
-        "selfie" => (t.selfie, " capture=\"user\""),
+fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> String {
+    let (id, required) = (file.side.as_str(), file.required);
+    let (label, capture) = match file.side {
+        JourneySide::Front => (t.front, " capture=\"environment\""),
+        JourneySide::Back => (t.back, " capture=\"environment\""),
+        JourneySide::Selfie => (t.selfie, " capture=\"user\""),
         // A document may be a PDF picked from the phone's files: no forced camera.
-        _ => (t.document, ""),
+        JourneySide::Document => (t.document, ""),
     };
     let (accept, hint) = (accept_attribute(category), t.file_hint(category));
     let optional = if required {
@@ -133,9 +135,9 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         DocumentCategory::Identite => t.intro_identity,
         DocumentCategory::Administratif => t.intro_document,
     };
-    let steps: String = verifications::journey_sides(journey.category)
+    let steps: String = JourneySide::of(journey.category)
         .iter()
-        .map(|(id, required)| side_step(t, journey.category, id, *required))
+        .map(|file| side_step(t, journey.category, *file))
         .collect();
     let body = format!(
         "<form id=\"journey\" novalidate><h1 id=\"journey-title\" tabindex=\"-1\">{title}</h1><p>{intro}</p>{steps}\

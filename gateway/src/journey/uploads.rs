@@ -23,6 +23,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use common::document::{self, DocumentError};
 use common::domain::{DocumentCategory, VerificationStatus};
+use common::domain::{ErrorCode, JourneySide};
 use common::store::verifications::{self, Journey, NewUpload};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Serialize;
@@ -33,7 +34,7 @@ const DISCARD_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 pub const MAX_FILE_BYTES: usize = crate::api::deposits::MAX_DOCUMENT_BYTES;
 
 fn forbidden(message: &str) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "browser_request_forbidden", message)
+    ApiError::new(ErrorCode::BrowserRequestForbidden, message)
 }
 
 /// `scheme://host[:port]` of the public base, what a browser sends as `Origin`.
@@ -101,13 +102,13 @@ fn closed(journey: &Journey) -> ApiError {
         VerificationStatus::Expired => "This verification link has expired.",
         _ => "This verification link has already been used.",
     };
-    ApiError::new(StatusCode::CONFLICT, "invalid_state", message)
+    ApiError::new(ErrorCode::InvalidState, message)
 }
 
 /// The answer to an upload (`JourneyFile` in the OpenAPI document).
 #[derive(Serialize)]
 pub struct Uploaded {
-    pub side: String,
+    pub side: JourneySide,
     pub kind: &'static str,
     pub bytes: usize,
 }
@@ -119,13 +120,9 @@ async fn admit(
     client: &ClientAddr,
     token: &str,
     side: &str,
-) -> Result<(Journey, &'static str), ApiError> {
+) -> Result<(Journey, JourneySide), ApiError> {
     let journey = authorise_write(state, headers, client, token).await?;
-    let Some((side, _)) = verifications::journey_sides(journey.category)
-        .iter()
-        .copied()
-        .find(|(s, _)| *s == side)
-    else {
+    let Some(side) = side.parse::<JourneySide>().ok().filter(|side| side.belongs_to(journey.category)) else {
         return Err(ApiError::invalid_request("side", "This journey takes no such file."));
     };
     if !journey.is_open() {
@@ -177,11 +174,7 @@ async fn read_file(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
 }
 
 fn file_too_large() -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "payload_too_large",
-        "The file exceeds 10 MB (10,000,000 bytes).",
-    )
+    ApiError::new(ErrorCode::PayloadTooLarge, "The file exceeds 10 MB (10,000,000 bytes).")
 }
 
 /// Checks the bytes themselves (magic bytes, never the client's Content-Type).
@@ -192,11 +185,7 @@ fn check_file(side: &'static str, bytes: &[u8], category: DocumentCategory) -> R
     if bytes.len() > MAX_FILE_BYTES {
         return Err(ApiError {
             field: Some(side),
-            ..ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "document_too_large",
-                "The file exceeds 10 MB (10,000,000 bytes).",
-            )
+            ..ApiError::new(ErrorCode::DocumentTooLarge, "The file exceeds 10 MB (10,000,000 bytes).")
         });
     }
     let kind = document::sniff(bytes).filter(|k| k.allowed_for(category)).ok_or_else(|| {
@@ -235,8 +224,8 @@ pub async fn upload(
     };
     let category = journey.category;
     let bytes = read_file(&headers, body).await?;
-    let kind = check_file(side, &bytes, category)?;
-    check_pages(&state, side, kind, &bytes).await?;
+    let kind = check_file(side.as_str(), &bytes, category)?;
+    check_pages(&state, side.as_str(), kind, &bytes).await?;
 
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);
@@ -253,7 +242,7 @@ pub async fn upload(
             let upload = NewUpload {
                 side,
                 blob: &name,
-                kind: kind.as_str(),
+                kind,
                 bytes: size as i64,
             };
             verifications::record_upload(tx, &id, &upload, chrono::Utc::now())
@@ -276,7 +265,7 @@ pub async fn upload(
     Ok((
         StatusCode::CREATED,
         axum::Json(Uploaded {
-            side: side.to_owned(),
+            side,
             kind: kind.as_str(),
             bytes: size,
         }),
@@ -361,11 +350,14 @@ mod tests {
         let mut declared = HeaderMap::new();
         declared.insert(header::CONTENT_LENGTH, (MAX_FILE_BYTES + 1).into());
         let refused = read_file(&declared, Body::from("small")).await.unwrap_err();
-        assert_eq!((refused.status, refused.code), (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"));
+        assert_eq!(
+            (refused.status, refused.code),
+            (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge)
+        );
         let undeclared = read_file(&HeaderMap::new(), Body::from(vec![0u8; MAX_FILE_BYTES + 1]))
             .await
             .unwrap_err();
-        assert_eq!(undeclared.code, "payload_too_large");
+        assert_eq!(undeclared.code, ErrorCode::PayloadTooLarge);
         let fine = read_file(&HeaderMap::new(), Body::from(vec![7u8; MAX_FILE_BYTES])).await.unwrap();
         assert_eq!(fine.len(), MAX_FILE_BYTES);
     }
@@ -374,16 +366,16 @@ mod tests {
     fn files_are_sniffed_not_trusted() {
         let text = b"hello, I am a JPEG, trust me";
         let e = check_file("front", text, DocumentCategory::Identite).unwrap_err();
-        assert_eq!((e.status, e.code), (StatusCode::BAD_REQUEST, "invalid_document"));
+        assert_eq!((e.status, e.code), (StatusCode::BAD_REQUEST, ErrorCode::InvalidDocument));
         let big = vec![0u8; MAX_FILE_BYTES + 1];
         assert_eq!(
             check_file("front", &big, DocumentCategory::Identite).unwrap_err().code,
-            "document_too_large"
+            ErrorCode::DocumentTooLarge
         );
         let pdf = b"%PDF-1.4\n";
         assert_eq!(
             check_file("front", pdf, DocumentCategory::Identite).unwrap_err().code,
-            "invalid_document"
+            ErrorCode::InvalidDocument
         );
     }
 }

@@ -6,7 +6,6 @@ use super::Ctx;
 use common::blobs::{BlobError, BlobStore};
 use common::config::Config;
 use common::crypto::envelope::{EnvelopeError, MasterKeys};
-use common::document::FileKind;
 use common::domain::ImageSide;
 use common::ids::{CompanyId, ConsultationId};
 use common::store::consultations::{self, ImageRef};
@@ -112,18 +111,13 @@ fn plan(dir: &Path, id: &ConsultationId, images: Vec<(ImageSide, ImageRef)>) -> 
         .into_iter()
         .map(|(side, image)| match image {
             ImageRef::Purged => Planned::Purged(side),
-            ImageRef::Stored { blob, content_type } => Planned::Stored {
+            ImageRef::Stored { blob, kind } => Planned::Stored {
                 side,
                 blob,
-                path: dir.join(format!("{id}-{side}.{}", extension(&content_type))),
+                path: dir.join(format!("{id}-{side}.{}", kind.extension())),
             },
         })
         .collect()
-}
-
-/// The extension of a stored content type; `bin` for one the service never stores.
-fn extension(content_type: &str) -> &'static str {
-    FileKind::from_content_type(content_type).map_or("bin", FileKind::extension)
 }
 
 /// Refuses before decrypting anything, so a refused export leaves no trace in the audit log.
@@ -226,19 +220,5 @@ fn report(slot: Ready) -> Exported {
             path: path.display().to_string(),
             bytes: bytes.len(),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::extension;
-
-    #[test]
-    fn extensions_follow_the_stored_content_type() {
-        assert_eq!(extension("image/jpeg"), "jpg");
-        assert_eq!(extension("image/png"), "png");
-        assert_eq!(extension("image/webp"), "webp");
-        assert_eq!(extension("application/pdf"), "pdf");
-        assert_eq!(extension("text/html"), "bin");
     }
 }

@@ -1,5 +1,5 @@
 //! The analysis engine behind a trait, so the job loop does not depend on which engine version
-//! runs. Every engine reports with the anomaly codes of `common::catalogue`.
+//! runs. Every engine reports with the anomaly codes of `domain::catalogue`.
 
 pub mod builtin;
 pub mod datamatrix;
@@ -18,22 +18,20 @@ pub use engine::{Engine, EngineError};
 pub use sandboxed::SandboxedEngine;
 
 use common::analysis::AnalysisReport;
-use common::catalogue::anomaly;
-use common::domain::{ItemError, Verdict};
+use common::domain::{Anomaly, AnomalyCode, ItemError, Verdict};
 
 /// The report of a document the engine could not analyse: `analyse_impossible`, with the
 /// catalogue's anomaly for the reason.
 pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
     let code = match error {
-        ItemError::UnreadableDocument => "document_unreadable",
-        ItemError::UnsupportedDocument => "document_unsupported",
-        ItemError::EngineFailure => "analysis_failed",
-        ItemError::IaDesactivee => "ai_disabled",
+        ItemError::UnreadableDocument => AnomalyCode::DocumentUnreadable,
+        ItemError::UnsupportedDocument => AnomalyCode::DocumentUnsupported,
+        ItemError::EngineFailure => AnomalyCode::AnalysisFailed,
+        ItemError::IaDesactivee => AnomalyCode::AiDisabled,
     };
-    let mut anomalies: Vec<_> = anomaly(code).into_iter().collect();
-    if let Some(a) = anomalies.first_mut() {
-        a.message = format!("{} ({detail})", a.message);
-    }
+    let mut anomaly = Anomaly::new(code);
+    anomaly.message = format!("{} ({detail})", anomaly.message);
+    let anomalies = vec![anomaly];
     AnalysisReport {
         verdict: Verdict::AnalyseImpossible,
         document_type: "inconnu".into(),

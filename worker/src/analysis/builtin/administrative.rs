@@ -3,7 +3,7 @@
 //! and nothing suspicious makes them `sans_anomalie`.
 
 use common::analysis::Check;
-use common::domain::Anomaly;
+use common::domain::{Anomaly, AnomalyCode};
 
 use super::doc_kind;
 use super::file::OpenedFile;
@@ -39,7 +39,7 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
     match reading.seal {
         SealOutcome::Read(finding) => weigh_seal(&mut findings, &finding, reading.text.as_ref()),
         SealOutcome::NotRead(two_d_doc) => {
-            findings.add(seal::not_read_anomaly(&two_d_doc));
+            findings.add([seal::not_read_anomaly(&two_d_doc)]);
             findings.two_d_doc = Some(two_d_doc);
         }
         SealOutcome::Absent => {}
@@ -69,19 +69,19 @@ fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&V
 /// Without a seal, only a confirmed issuer can vouch for the document.
 async fn weigh_issuer(findings: &mut Findings, text: Option<&VisibleText>, register: &IssuerRegister) {
     let Some(text) = text else {
-        findings.add_code("issuer_not_confirmed");
+        findings.add_code(AnomalyCode::IssuerNotConfirmed);
         return;
     };
     let check = register.confirm(&text.text).await;
     findings.checked(Check::IssuerRegister, check.confirmed.is_some());
     if !check.invalid.is_empty() {
-        findings.add_code("issuer_identifier_invalid");
+        findings.add_code(AnomalyCode::IssuerIdentifierInvalid);
     }
     match check.confirmed {
         Some(_) => {
             findings.evidence = Evidence::ConfirmedIssuer;
             findings.document_country.get_or_insert_with(|| "FRA".to_owned());
         }
-        _ => findings.add_code("issuer_not_confirmed"),
+        _ => findings.add_code(AnomalyCode::IssuerNotConfirmed),
     }
 }

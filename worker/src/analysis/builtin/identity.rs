@@ -4,7 +4,7 @@
 
 use chrono::NaiveDate;
 use common::analysis::Check;
-use common::domain::Anomaly;
+use common::domain::{Anomaly, AnomalyCode};
 
 use super::file::OpenedFile;
 use super::findings::{Evidence, Findings};
@@ -63,7 +63,7 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
     findings.add(reading.forensics);
     match &reading.mrz {
         Some(zone) => weigh_zone(&mut findings, zone, today),
-        None => findings.add_code("mrz_not_found"),
+        None => findings.add_code(AnomalyCode::MrzNotFound),
     }
     match reading.seal {
         SealOutcome::Read(finding) => {
@@ -74,7 +74,7 @@ pub fn conclude(reading: SidesReading, today: NaiveDate) -> Findings {
             }
         }
         SealOutcome::NotRead(two_d_doc) => {
-            findings.add(seal::not_read_anomaly(&two_d_doc));
+            findings.add([seal::not_read_anomaly(&two_d_doc)]);
             findings.two_d_doc = Some(two_d_doc);
         }
         SealOutcome::Absent => {}
@@ -91,7 +91,7 @@ fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
     }
     findings.add(zone_findings.anomalies);
     if zone_findings.holder_age.is_some_and(|age| age < MAJORITY) {
-        findings.add_code("holder_minor");
+        findings.add_code(AnomalyCode::HolderMinor);
     }
     findings.document_type = zone_findings.document_type.to_owned();
     findings.document_country = zone_findings.document_country;

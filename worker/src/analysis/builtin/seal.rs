@@ -2,10 +2,10 @@
 //! verified against the trust store; what that means for the consultation's `twoDDoc` and anomalies.
 
 use common::analysis::Check;
-use common::domain::{Anomaly, TwoDDoc};
+use common::domain::{Anomaly, AnomalyCode, TwoDDoc};
 
 use super::file::OpenedFile;
-use super::findings::{anomaly, Findings};
+use super::findings::Findings;
 use crate::analysis::datamatrix::pdf::decode_in_pdf_rendered;
 use crate::analysis::datamatrix::render::RenderOptions;
 use crate::analysis::datamatrix::{self, DecodedCode};
@@ -63,12 +63,12 @@ pub fn weigh(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&Vi
             let matches = data_matches::compare_visible(finding, text).mismatched.is_empty();
             findings.checked(Check::TwoDDocData, matches);
             if !matches {
-                findings.add_code("twoddoc_data_mismatch");
+                findings.add_code(AnomalyCode::TwoddocDataMismatch);
             }
             matches
         }
         None => {
-            findings.add_code("visible_text_unavailable");
+            findings.add_code(AnomalyCode::VisibleTextUnavailable);
             false
         }
     };
@@ -79,29 +79,29 @@ pub fn weigh(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&Vi
 /// The anomalies a seal's signature status raises (a verified seal raises none, a test one an info).
 pub fn signature_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
     let code = match finding.signature_status {
-        SignatureStatus::Valid if finding.test_certificate => "twoddoc_test_certificate",
+        SignatureStatus::Valid if finding.test_certificate => AnomalyCode::TwoddocTestCertificate,
         SignatureStatus::Valid => return Vec::new(),
-        SignatureStatus::Invalid => "twoddoc_signature_invalid",
-        SignatureStatus::UnknownCertificate => "twoddoc_certificate_unknown",
-        SignatureStatus::UntrustedAuthority => "twoddoc_authority_untrusted",
-        SignatureStatus::CertificateExpired => "twoddoc_certificate_expired",
-        SignatureStatus::NotChecked => "twoddoc_malformed",
+        SignatureStatus::Invalid => AnomalyCode::TwoddocSignatureInvalid,
+        SignatureStatus::UnknownCertificate => AnomalyCode::TwoddocCertificateUnknown,
+        SignatureStatus::UntrustedAuthority => AnomalyCode::TwoddocAuthorityUntrusted,
+        SignatureStatus::CertificateExpired => AnomalyCode::TwoddocCertificateExpired,
+        SignatureStatus::NotChecked => AnomalyCode::TwoddocMalformed,
     };
-    anomaly(code).into_iter().collect()
+    vec![Anomaly::new(code)]
 }
 
 /// The anomaly for a seal that could not be read, with the reason.
-pub fn not_read_anomaly(two_d_doc: &TwoDDoc) -> Option<Anomaly> {
+pub fn not_read_anomaly(two_d_doc: &TwoDDoc) -> Anomaly {
     let code = if two_d_doc.read_status == "malformed" {
-        "twoddoc_malformed"
+        AnomalyCode::TwoddocMalformed
     } else {
-        "twoddoc_unreadable"
+        AnomalyCode::TwoddocUnreadable
     };
-    let mut found = anomaly(code)?;
+    let mut found = Anomaly::new(code);
     if let Some(reason) = &two_d_doc.read_status_message {
         found.message = format!("{} ({reason})", found.message);
     }
-    Some(found)
+    found
 }
 
 /// The consultation's `documentCountry` from the seal's header: France before version 04, which

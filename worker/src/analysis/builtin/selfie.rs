@@ -3,6 +3,7 @@
 //! signals join the findings, and its silence is reported rather than failing the document.
 
 use common::analysis::{AnalysisInput, Check};
+use common::domain::AnomalyCode;
 
 use super::findings::Findings;
 use common::document::sniff;
@@ -13,7 +14,7 @@ use crate::analysis::external::{Attachment, ExternalEngine, ExternalRequest};
 pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Option<&ExternalEngine>) {
     let Some(external) = external else {
         if input.selfie.is_some() {
-            findings.add_code("selfie_not_checked");
+            findings.add_code(AnomalyCode::SelfieNotChecked);
         }
         return;
     };
@@ -31,14 +32,14 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
             }
             findings.add(verdict.anomalies);
             if input.selfie.is_some() && !verdict.selfie_checked {
-                findings.add_code("selfie_not_checked");
+                findings.add_code(AnomalyCode::SelfieNotChecked);
             }
         }
         Err(error) => {
             tracing::warn!(%error, "the external analysis service did not answer");
-            findings.add_code("external_engine_unavailable");
+            findings.add_code(AnomalyCode::ExternalEngineUnavailable);
             if input.selfie.is_some() {
-                findings.add_code("selfie_not_checked");
+                findings.add_code(AnomalyCode::SelfieNotChecked);
             }
         }
     }

@@ -31,7 +31,7 @@ mod tests {
     fn findings(codes: &[&str], evidence: Evidence) -> Findings {
         let mut findings = Findings::new();
         for code in codes {
-            findings.add_code(code);
+            findings.add_code(code.parse().unwrap());
         }
         findings.evidence = evidence;
         findings

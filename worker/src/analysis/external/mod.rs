@@ -8,10 +8,8 @@ pub mod contract;
 
 use std::time::Duration;
 
-use common::domain::{Anomaly, Severity};
+use common::domain::{Anomaly, AnomalyCode, Severity};
 use thiserror::Error;
-
-use common::catalogue;
 
 pub use client::ExternalEngine;
 pub use contract::{Attachment, ExternalRequest, CONTRACT_VERSION};
@@ -78,8 +76,8 @@ impl ExternalError {
     }
 
     /// The anomaly a report carries when the service failed: its checks were not performed.
-    pub fn anomaly(&self) -> Option<Anomaly> {
-        catalogue::anomaly("external_engine_unavailable")
+    pub fn anomaly(&self) -> Anomaly {
+        Anomaly::new(AnomalyCode::ExternalEngineUnavailable)
     }
 }
 
@@ -107,13 +105,11 @@ impl ExternalVerdict {
             verdict.selfie_match = Some(selfie.matched);
             verdict.selfie_score = selfie.score.filter(|s| s.is_finite() && (0.0..=1.0).contains(s));
             if !selfie.matched {
-                verdict.anomalies.extend(catalogue::anomaly("selfie_mismatch"));
+                verdict.anomalies.push(Anomaly::new(AnomalyCode::SelfieMismatch));
             }
         }
         for signal in response.signals.into_iter().take(MAX_SIGNALS) {
-            let Some(mut anomaly) = catalogue::anomaly("external_fraud_signal") else {
-                continue;
-            };
+            let mut anomaly = Anomaly::new(AnomalyCode::ExternalFraudSignal);
             // The service may block a document outright (reject); anything else it reports weighs at most a
             // warning, the catalogue's severity for an unverified outside opinion.
             anomaly.severity = match signal.severity {
@@ -253,10 +249,7 @@ mod tests {
         assert!(!ExternalError::Status(429).is_retryable());
         assert!(ExternalError::Timeout(Duration::from_secs(1)).is_retryable());
         assert!(!ExternalError::InvalidResponse("x".into()).is_retryable());
-        assert_eq!(
-            ExternalError::Status(500).anomaly().map(|a| a.code),
-            Some("external_engine_unavailable".to_string())
-        );
+        assert_eq!(ExternalError::Status(500).anomaly().code, AnomalyCode::ExternalEngineUnavailable);
         let options = ExternalOptions {
             url: "http://127.0.0.1:1/".into(),
             token: Some("s3cr3t".into()),

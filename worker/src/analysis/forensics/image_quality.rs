@@ -5,6 +5,7 @@
 //! The measures are taken on downscaled grey copies so that their cost and their scale do not
 //! depend on the camera: a 48-megapixel photo and a 1000-pixel crop are judged alike.
 
+use common::domain::AnomalyCode;
 use image::{imageops, DynamicImage, GrayImage};
 
 /// The limits the measures are judged against (see [`THRESHOLDS`] for the values and why).
@@ -94,16 +95,16 @@ pub struct ImageMeasures {
 
 impl ImageMeasures {
     /// The catalogue codes these measures call for.
-    pub fn findings(&self, t: &Thresholds) -> Vec<&'static str> {
+    pub fn findings(&self, t: &Thresholds) -> Vec<AnomalyCode> {
         let mut codes = Vec::new();
         if self.too_small(t) {
-            codes.push(super::LOW_RESOLUTION);
+            codes.push(AnomalyCode::LowResolution);
         }
         if self.sharpness.is_some_and(|s| s < t.blurry_below) {
-            codes.push(super::BLURRY_IMAGE);
+            codes.push(AnomalyCode::BlurryImage);
         }
         if self.overexposed(t) {
-            codes.push(super::OVEREXPOSED_IMAGE);
+            codes.push(AnomalyCode::OverexposedImage);
         }
         codes
     }

@@ -15,10 +15,8 @@ mod software;
 mod tests;
 
 use common::document::FileKind;
-use common::domain::Anomaly;
+use common::domain::{Anomaly, AnomalyCode};
 use image::DynamicImage;
-
-use common::catalogue;
 
 pub use image_quality::{ImageMeasures, Thresholds, THRESHOLDS};
 pub use pdf::{parse_pdf_date, PdfInspection};
@@ -30,22 +28,6 @@ pub enum ForensicsError {
     UnreadablePdf,
 }
 
-/// Codes this module reports; a unit test checks each is in the catalogue.
-const LOW_RESOLUTION: &str = "low_resolution";
-const BLURRY_IMAGE: &str = "blurry_image";
-const OVEREXPOSED_IMAGE: &str = "overexposed_image";
-const EDITED_WITH_SOFTWARE: &str = "edited_with_software";
-const PDF_MODIFIED_AFTER_CREATION: &str = "pdf_modified_after_creation";
-
-#[cfg(test)]
-const CODES: &[&str] = &[
-    LOW_RESOLUTION,
-    BLURRY_IMAGE,
-    OVEREXPOSED_IMAGE,
-    EDITED_WITH_SOFTWARE,
-    PDF_MODIFIED_AFTER_CREATION,
-];
-
 /// Findings on an image file: `bytes` are the raw file, `image` its decoded pixels (already decoded
 /// within limits by `common::document::decode_image_checked`).
 pub fn inspect_image(kind: FileKind, bytes: &[u8], image: &DynamicImage) -> Vec<Anomaly> {
@@ -53,7 +35,7 @@ pub fn inspect_image(kind: FileKind, bytes: &[u8], image: &DynamicImage) -> Vec<
     let mut codes = measures.findings(&THRESHOLDS);
     let software = metadata::image_software(kind, bytes);
     if software.iter().any(|name| software::is_image_editor(name)) {
-        codes.push(EDITED_WITH_SOFTWARE);
+        codes.push(AnomalyCode::EditedWithSoftware);
     }
     anomalies(&codes)
 }
@@ -63,18 +45,14 @@ pub fn inspect_pdf(bytes: &[u8]) -> Result<PdfInspection, ForensicsError> {
     pdf::inspect(bytes)
 }
 
-/// The catalogue's anomalies for `codes`, each once, in order. A code missing from the catalogue
-/// is a bug (caught by a unit test); at run time it is logged and skipped rather than panicking.
-fn anomalies(codes: &[&'static str]) -> Vec<Anomaly> {
+/// The catalogue's anomalies for `codes`, each once, in order.
+fn anomalies(codes: &[AnomalyCode]) -> Vec<Anomaly> {
     let mut out: Vec<Anomaly> = Vec::with_capacity(codes.len());
     for code in codes {
         if out.iter().any(|a| a.code == *code) {
             continue;
         }
-        match catalogue::anomaly(code) {
-            Some(anomaly) => out.push(anomaly),
-            None => tracing::error!(code, "forensics reported a code missing from the catalogue"),
-        }
+        out.push(Anomaly::new(*code));
     }
     out
 }

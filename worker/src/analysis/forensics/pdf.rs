@@ -9,7 +9,8 @@ use lopdf::{Document, Object};
 
 use super::metadata::{self, clean_name, find};
 use super::software;
-use super::{anomalies, ForensicsError, EDITED_WITH_SOFTWARE, PDF_MODIFIED_AFTER_CREATION};
+use super::{anomalies, ForensicsError};
+use common::domain::AnomalyCode;
 
 /// A ModDate later than the CreationDate by more than this is a later modification; below it,
 /// the two stamps of one generation run (some generators take the second one at the end).
@@ -56,11 +57,11 @@ pub fn inspect(bytes: &[u8]) -> Result<PdfInspection, ForensicsError> {
         _ => false,
     };
     if edited || redated {
-        codes.push(PDF_MODIFIED_AFTER_CREATION);
+        codes.push(AnomalyCode::PdfModifiedAfterCreation);
     }
     let names = info.producer.iter().chain(info.creator.iter()).chain(xmp_names.iter());
     if names.into_iter().any(|name| software::is_pdf_editor(name)) {
-        codes.push(EDITED_WITH_SOFTWARE);
+        codes.push(AnomalyCode::EditedWithSoftware);
     }
 
     Ok(PdfInspection {

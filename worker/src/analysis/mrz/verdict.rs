@@ -3,11 +3,10 @@
 //! the verdict. Parsing says what is written; this file says what to make of it.
 
 use chrono::{Datelike, NaiveDate};
-use common::domain::Anomaly;
+use common::domain::{Anomaly, AnomalyCode};
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
-use common::catalogue::anomaly_with_detail as anomaly;
 
 /// The engine's findings from one zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,11 +34,11 @@ pub fn findings(mrz: &Mrz, today: NaiveDate) -> MrzFindings {
     anomalies.extend(check_digit_anomaly(mrz));
     anomalies.extend(composite_anomaly(mrz));
     if expired {
-        anomalies.extend(anomaly("document_expired", ""));
+        anomalies.push(Anomaly::new(AnomalyCode::DocumentExpired));
     }
     anomalies.extend(unreadable_anomaly(mrz));
     if issuer == IssuerCode::Unknown && !mrz.unreadable.contains(&MrzField::IssuingState) {
-        anomalies.extend(anomaly("mrz_unknown_country", ""));
+        anomalies.push(Anomaly::new(AnomalyCode::MrzUnknownCountry));
     }
     MrzFindings {
         document_type: document_type(mrz),
@@ -97,13 +96,11 @@ fn check_digit_anomaly(mrz: &Mrz) -> Option<Anomaly> {
     if failed.is_empty() {
         return None;
     }
-    anomaly("mrz_check_digit_mismatch", &failed.join(", "))
+    Some(Anomaly::with_detail(AnomalyCode::MrzCheckDigitMismatch, &failed.join(", ")))
 }
 
 fn composite_anomaly(mrz: &Mrz) -> Option<Anomaly> {
-    (mrz.check(MrzField::Composite) == Some(false))
-        .then(|| anomaly("mrz_composite_mismatch", ""))
-        .flatten()
+    (mrz.check(MrzField::Composite) == Some(false)).then(|| Anomaly::new(AnomalyCode::MrzCompositeMismatch))
 }
 
 fn unreadable_anomaly(mrz: &Mrz) -> Option<Anomaly> {
@@ -111,7 +108,7 @@ fn unreadable_anomaly(mrz: &Mrz) -> Option<Anomaly> {
         return None;
     }
     let fields: Vec<&str> = mrz.unreadable.iter().map(|f| f.as_str()).collect();
-    anomaly("mrz_unreadable_field", &fields.join(", "))
+    Some(Anomaly::with_detail(AnomalyCode::MrzUnreadableField, &fields.join(", ")))
 }
 
 #[cfg(test)]
@@ -134,22 +131,11 @@ mod tests {
     }
 
     #[test]
-    fn every_code_reported_is_catalogued() {
-        for code in [
-            "mrz_check_digit_mismatch",
-            "document_expired",
-            "mrz_composite_mismatch",
-            "mrz_unreadable_field",
-            "mrz_unknown_country",
-        ] {
-            let found = anomaly(code, "").unwrap_or_else(|| panic!("{code}"));
-            assert_eq!(found.code, code);
-            assert!(found.message.ends_with('.'));
-        }
-        assert_eq!(anomaly("mrz_check_digit_mismatch", "").unwrap().severity, Severity::Reject);
-        assert_eq!(anomaly("mrz_composite_mismatch", "").unwrap().severity, Severity::Reject);
-        assert_eq!(anomaly("mrz_unreadable_field", "").unwrap().severity, Severity::Warning);
-        let detailed = anomaly("mrz_check_digit_mismatch", "documentNumber").unwrap();
+    fn mrz_codes_weigh_as_the_api_says() {
+        assert_eq!(AnomalyCode::MrzCheckDigitMismatch.severity(), Severity::Reject);
+        assert_eq!(AnomalyCode::MrzCompositeMismatch.severity(), Severity::Reject);
+        assert_eq!(AnomalyCode::MrzUnreadableField.severity(), Severity::Warning);
+        let detailed = Anomaly::with_detail(AnomalyCode::MrzCheckDigitMismatch, "documentNumber");
         assert!(detailed.message.ends_with("its field (documentNumber)."), "{}", detailed.message);
     }
 }

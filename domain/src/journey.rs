@@ -1,0 +1,94 @@
+//! The rules of a verification journey: which files it asks for, which are required, and which
+//! consultation image each becomes.
+
+use crate::vocabulary::{wire_enum, DocumentCategory, ImageSide};
+
+wire_enum!(
+    /// One file a journey asks its customer for, named as in its upload URL.
+    JourneySide {
+        Front => "front",
+        Back => "back",
+        Selfie => "selfie",
+        Document => "document",
+    }
+);
+
+/// One file of a journey, and whether it must be there before submitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JourneyFile {
+    pub side: JourneySide,
+    pub required: bool,
+}
+
+const IDENTITY: &[JourneyFile] = &[
+    JourneyFile {
+        side: JourneySide::Front,
+        required: true,
+    },
+    JourneyFile {
+        side: JourneySide::Back,
+        required: false,
+    },
+    JourneyFile {
+        side: JourneySide::Selfie,
+        required: true,
+    },
+];
+
+const ADMINISTRATIVE: &[JourneyFile] = &[JourneyFile {
+    side: JourneySide::Document,
+    required: true,
+}];
+
+impl JourneySide {
+    /// The files a journey of `category` asks for, its main file first; `back` is the only
+    /// optional one.
+    pub fn of(category: DocumentCategory) -> &'static [JourneyFile] {
+        match category {
+            DocumentCategory::Identite => IDENTITY,
+            DocumentCategory::Administratif => ADMINISTRATIVE,
+        }
+    }
+
+    /// The main file of a journey of `category`: the one analysed as the document's front.
+    pub fn main(category: DocumentCategory) -> JourneySide {
+        match category {
+            DocumentCategory::Identite => JourneySide::Front,
+            DocumentCategory::Administratif => JourneySide::Document,
+        }
+    }
+
+    /// Whether a journey of `category` takes this file.
+    pub fn belongs_to(self, category: DocumentCategory) -> bool {
+        JourneySide::of(category).iter().any(|file| file.side == self)
+    }
+
+    /// The consultation image this file becomes: the administrative `document` is the recto, so
+    /// the images API (`recto`, `verso`, `selfie`) serves every journey file.
+    pub fn image_side(self) -> ImageSide {
+        match self {
+            JourneySide::Front | JourneySide::Document => ImageSide::Recto,
+            JourneySide::Back => ImageSide::Verso,
+            JourneySide::Selfie => ImageSide::Selfie,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_category_asks_for_its_files_main_first() {
+        for category in DocumentCategory::ALL {
+            let files = JourneySide::of(*category);
+            assert_eq!(files[0].side, JourneySide::main(*category));
+            assert!(files[0].required);
+        }
+        assert!(JourneySide::Back.belongs_to(DocumentCategory::Identite));
+        assert!(!JourneySide::Back.belongs_to(DocumentCategory::Administratif));
+        assert!(!JourneySide::Document.belongs_to(DocumentCategory::Identite));
+        assert_eq!(JourneySide::Document.image_side(), ImageSide::Recto);
+        assert!("recto".parse::<JourneySide>().is_err());
+    }
+}
