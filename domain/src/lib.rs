@@ -13,3 +13,4 @@ pub mod model;
 pub mod postal;
 pub mod time;
 pub mod vocabulary;
+pub mod webhook;

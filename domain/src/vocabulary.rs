@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 
 /// Declares a string enum with its wire names, `as_str`, `FromStr` and `Display`.
 macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $wire:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
-        pub enum $name { $(#[serde(rename = $wire)] $variant),+ }
+        pub enum $name { $($(#[$vmeta])* #[serde(rename = $wire)] $variant),+ }
 
         impl $name {
             /// Every value, in declaration order.

@@ -4,6 +4,7 @@ use super::{id_arg, Ctx};
 use crate::output;
 use common::ids::{CompanyId, EventId};
 use common::store::{events, RepoError};
+use common::webhook::DeliveryStatus;
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -45,7 +46,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
         Command::DeadLetters { company, limit } => {
             let data = ctx
                 .store
-                .read(move |c| events::list(c, Some("dead"), company.as_ref(), limit))
+                .read(move |c| events::list(c, Some(DeliveryStatus::Dead), company.as_ref(), limit))
                 .await?;
             Ok(output::print(ctx.json, &json!({ "data": data })))
         }

@@ -2,11 +2,12 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::DocumentCategory;
-use common::ids::{CompanyId, WorkflowId};
+use common::domain::{Decision, DocumentCategory, Verdict};
+use common::ids::{CompanyId, ConsultationId, WorkflowId};
 use common::model::WorkflowRules;
 use common::store::{events, workflows, RepoError};
-use serde_json::{json, Map};
+use common::webhook::{ConsultationOutcome, WebhookEvent};
+use serde_json::json;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -90,11 +91,13 @@ fn emit_test(tx: &rusqlite::Connection, id: &WorkflowId, now: chrono::DateTime<c
     let url = workflow
         .webhook_url
         .ok_or_else(|| RepoError::InvalidState(format!("workflow {id} has no webhook URL")))?;
-    let mut fields = Map::new();
-    fields.insert("consultationId".into(), json!(format!("CSL-{}-000000000000", now.format("%Y%m%d"))));
-    fields.insert("workflowId".into(), json!(id));
-    fields.insert("externalRef".into(), json!("TEST"));
-    fields.insert("verdict".into(), json!("conforme"));
-    fields.insert("decision".into(), json!("conforme"));
-    Ok(events::emit(tx, &workflow.company_id, "verification.test", &url, fields, now)?.to_string())
+    let dummy = format!("CSL-{}-000000000000", now.format("%Y%m%d"));
+    let event = WebhookEvent::VerificationTest(ConsultationOutcome {
+        consultation_id: ConsultationId::parse(&dummy).map_err(|e| RepoError::Refused(e.to_string()))?,
+        workflow_id: id.clone(),
+        external_ref: Some("TEST".into()),
+        verdict: Verdict::Conforme,
+        decision: Some(Decision::Conforme),
+    });
+    Ok(events::emit(tx, &workflow.company_id, &url, event, now)?.to_string())
 }

@@ -11,9 +11,9 @@ use crate::ids::{BatchId, BatchItemId, CompanyId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::{Batch, BatchItem, Counts};
 use crate::queue::Topic;
+use crate::webhook::WebhookEvent;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde_json::{json, Map, Value};
 
 pub const MAX_OPEN_BATCHES: i64 = 3;
 pub const MAX_ITEMS_PER_BATCH: i64 = 200;
@@ -357,11 +357,12 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) ->
     let company: CompanyId = stored(&company)?;
     let marker = match webhook {
         Some(url) => {
-            let mut fields = Map::new();
-            fields.insert("batchId".into(), Value::String(id.to_string()));
-            fields.insert("externalRef".into(), external_ref.map(Value::String).unwrap_or(Value::Null));
-            fields.insert("counts".into(), json!(counts(tx, id)?));
-            events::emit(tx, &company, "batch.completed", &url, fields, now)?.to_string()
+            let event = WebhookEvent::BatchCompleted {
+                batch_id: id.clone(),
+                external_ref,
+                counts: counts(tx, id)?,
+            };
+            events::emit(tx, &company, &url, event, now)?.to_string()
         }
         None => "none".to_owned(),
     };

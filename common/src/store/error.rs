@@ -41,6 +41,11 @@ impl From<serde_json::Error> for RepoError {
     }
 }
 
+/// Reads a timestamp stored as text by `crate::time::format`; a bad one means the database was altered.
+pub fn stored_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, RepoError> {
+    crate::time::parse(s).ok_or_else(|| RepoError::Store(StoreError::Corrupt(format!("unexpected stored timestamp {s:?}"))))
+}
+
 /// Reads a wire enum stored as text; a bad value means the database was altered.
 pub fn stored<T: std::str::FromStr>(s: &str) -> Result<T, RepoError> {
     s.parse()

@@ -8,6 +8,7 @@ use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
 use crate::queue::Topic;
+use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -348,14 +349,8 @@ pub fn record_result(
     )?;
     let consultation = super::consultations::get(tx, &company, consultation_id)?;
     if let Some(url) = &workflow.webhook_url {
-        super::events::emit(
-            tx,
-            &company,
-            "verification.completed",
-            url,
-            super::reviews::envelope(&consultation),
-            now,
-        )?;
+        let event = WebhookEvent::VerificationCompleted(ConsultationOutcome::of(&consultation));
+        super::events::emit(tx, &company, url, event, now)?;
     }
     Ok(Some(consultation))
 }
