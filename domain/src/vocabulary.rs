@@ -142,6 +142,37 @@ pub use crate::catalogue::{Anomaly, AnomalyCode};
 pub use crate::error_code::ErrorCode;
 pub use crate::journey::JourneySide;
 
+wire_enum!(
+    /// `twoDDoc.signatureStatus`: what checking a seal's signature concluded.
+    SignatureStatus {
+        /// The signature verifies with a trusted certificate valid at the signature date.
+        Valid => "valid",
+        /// The signature does not verify: the seal was altered or forged.
+        Invalid => "invalid",
+        /// The authority is trusted but does not know this certificate id.
+        UnknownCertificate => "unknown_certificate",
+        /// The authority is not in the trust list (or is the test authority and the operator does not accept it).
+        UntrustedAuthority => "untrusted_authority",
+        /// The signature verifies, but the certificate was not valid at the signature date.
+        CertificateExpired => "certificate_expired",
+        /// The signature could not be checked (the seal could not be read, or a key type this
+        /// verifier does not support).
+        NotChecked => "not_checked",
+    }
+);
+
+wire_enum!(
+    /// `twoDDoc.readStatus`: whether a seal seen on the document could be read.
+    ReadStatus {
+        /// Decoded and parsed.
+        Read => "read",
+        /// A code is there but could not be decoded (image quality, a code drawn as vectors).
+        Unreadable => "unreadable",
+        /// Decoded, but not a valid 2D-Doc.
+        Malformed => "malformed",
+    }
+);
+
 /// What the analysis says of a 2D-Doc seal (`twoDDoc` of a consultation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -149,9 +180,9 @@ pub struct TwoDDoc {
     pub present: bool,
     pub trusted: bool,
     pub signature_verified: bool,
-    pub signature_status: String,
+    pub signature_status: SignatureStatus,
     pub data_matches: bool,
-    pub read_status: String,
+    pub read_status: ReadStatus,
     pub read_status_message: Option<String>,
 }
 

@@ -8,8 +8,8 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::Method;
 use common::domain::{
-    AnomalyCode, BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, JourneySide, ReviewStatus, Severity, Verdict,
-    VerificationStatus,
+    AnomalyCode, BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, JourneySide, ReadStatus, ReviewStatus,
+    Severity, SignatureStatus, Verdict, VerificationStatus,
 };
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -1015,10 +1015,10 @@ fn schemas() -> Value {
                 "signatureVerified": { "type": "boolean" },
                 "signatureStatus": {
                     "type": "string",
-                    "enum": ["valid", "invalid", "unknown_certificate", "untrusted_authority", "certificate_expired", "not_checked"],
+                    "enum": wire_values(SignatureStatus::ALL, SignatureStatus::as_str),
                 },
                 "dataMatches": { "type": "boolean" },
-                "readStatus": { "type": "string", "enum": ["read", "unreadable", "malformed"] },
+                "readStatus": { "type": "string", "enum": wire_values(ReadStatus::ALL, ReadStatus::as_str) },
                 "readStatusMessage": { "type": ["string", "null"], "description": "Why the 2D-Doc could not be read, in words." },
             },
         },
@@ -1666,9 +1666,9 @@ mod tests {
             present: true,
             trusted: true,
             signature_verified: true,
-            signature_status: "valid".into(),
+            signature_status: common::domain::SignatureStatus::Valid,
             data_matches: true,
-            read_status: "read".into(),
+            read_status: common::domain::ReadStatus::Read,
             read_status_message: None,
         };
         check("TwoDDoc", serde_json::to_value(&two_d_doc).unwrap());

@@ -175,11 +175,11 @@ fn seal_section(body: &mut String, w: &Words, seal: &SealFacts, lang: Lang) {
         return;
     }
     let values = [
-        labels::signature_status(&seal.signature_status, lang),
+        labels::signature_status(seal.signature_status, lang),
         labels::yes_no(seal.signature_verified, lang),
         labels::yes_no(seal.trusted, lang),
         labels::yes_no(seal.data_matches, lang),
-        labels::read_status(&seal.read_status, lang),
+        labels::read_status(seal.read_status, lang),
     ];
     definitions(body, w.seal_rows.into_iter().zip(values));
 }

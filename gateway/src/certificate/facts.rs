@@ -5,7 +5,7 @@
 //! fingerprint can be public and reveals nothing the page does not already show.
 
 use common::analysis::CheckOutcome;
-use common::domain::{AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
+use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict};
 use common::model::Consultation;
 use serde::Serialize;
 use std::fmt;
@@ -41,11 +41,11 @@ pub struct Facts {
 #[serde(rename_all = "camelCase")]
 pub struct SealFacts {
     pub present: bool,
-    pub signature_status: String,
+    pub signature_status: SignatureStatus,
     pub signature_verified: bool,
     pub trusted: bool,
     pub data_matches: bool,
-    pub read_status: String,
+    pub read_status: ReadStatus,
 }
 
 /// A point of attention by its catalogue code; the engine's free-text detail stays out, as it
@@ -78,11 +78,11 @@ impl SealFacts {
     fn of(seal: &TwoDDoc) -> Self {
         Self {
             present: seal.present,
-            signature_status: seal.signature_status.clone(),
+            signature_status: seal.signature_status,
             signature_verified: seal.signature_verified,
             trusted: seal.trusted,
             data_matches: seal.data_matches,
-            read_status: seal.read_status.clone(),
+            read_status: seal.read_status,
         }
     }
 }
@@ -162,11 +162,11 @@ mod tests {
             ],
             two_d_doc: Some(SealFacts {
                 present: true,
-                signature_status: "valid".into(),
+                signature_status: common::domain::SignatureStatus::Valid,
                 signature_verified: true,
                 trusted: true,
                 data_matches: false,
-                read_status: "read".into(),
+                read_status: common::domain::ReadStatus::Read,
             }),
             anomalies: vec![AnomalyFact {
                 severity: Severity::Reject,
@@ -217,7 +217,7 @@ mod tests {
             }),
             ("seal signature", |f| {
                 if let Some(s) = &mut f.two_d_doc {
-                    s.signature_status = "invalid".into();
+                    s.signature_status = common::domain::SignatureStatus::Invalid;
                 }
             }),
             ("seal data", |f| {

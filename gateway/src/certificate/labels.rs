@@ -3,7 +3,7 @@
 
 use crate::journey::i18n::Lang;
 use common::analysis::Check;
-use common::domain::{AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
+use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
 
 /// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
 /// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
@@ -151,15 +151,14 @@ pub fn country(value: Option<&str>, lang: Lang) -> &str {
     }
 }
 
-pub fn signature_status(status: &str, lang: Lang) -> &str {
+pub fn signature_status(status: SignatureStatus, lang: Lang) -> &'static str {
     let (fr, en) = match status {
-        "valid" => ("valide", "valid"),
-        "invalid" => ("invalide", "invalid"),
-        "unknown_certificate" => ("certificat inconnu", "unknown certificate"),
-        "untrusted_authority" => ("autorité non reconnue", "authority not recognised"),
-        "certificate_expired" => ("certificat expiré", "certificate expired"),
-        "not_checked" => ("non vérifiée", "not checked"),
-        other => return other,
+        SignatureStatus::Valid => ("valide", "valid"),
+        SignatureStatus::Invalid => ("invalide", "invalid"),
+        SignatureStatus::UnknownCertificate => ("certificat inconnu", "unknown certificate"),
+        SignatureStatus::UntrustedAuthority => ("autorité non reconnue", "authority not recognised"),
+        SignatureStatus::CertificateExpired => ("certificat expiré", "certificate expired"),
+        SignatureStatus::NotChecked => ("non vérifiée", "not checked"),
     };
     match lang {
         Lang::Fr => fr,
@@ -167,15 +166,14 @@ pub fn signature_status(status: &str, lang: Lang) -> &str {
     }
 }
 
-pub fn read_status(status: &str, lang: Lang) -> &str {
+pub fn read_status(status: ReadStatus, lang: Lang) -> &'static str {
     let (fr, en) = match status {
-        "read" => ("cachet lu", "seal read"),
-        "unreadable" => ("cachet présent mais illisible", "seal present but unreadable"),
-        "malformed" => (
+        ReadStatus::Read => ("cachet lu", "seal read"),
+        ReadStatus::Unreadable => ("cachet présent mais illisible", "seal present but unreadable"),
+        ReadStatus::Malformed => (
             "cachet non conforme à la spécification de l’ANTS",
             "seal not conforming to the ANTS specification",
         ),
-        other => return other,
     };
     match lang {
         Lang::Fr => fr,

@@ -43,14 +43,14 @@ fn two_d_doc(pages: &mut Pages, seal: &SealFacts) {
         return;
     }
     let rows = [
-        format!("Signature : {}", labels::signature_status(&seal.signature_status, FR)),
+        format!("Signature : {}", labels::signature_status(seal.signature_status, FR)),
         format!("Signature vérifiée : {}", labels::yes_no(seal.signature_verified, FR)),
         format!("Autorité de certification reconnue (ANTS) : {}", labels::yes_no(seal.trusted, FR)),
         format!(
             "Données du cachet conformes au document : {}",
             labels::yes_no(seal.data_matches, FR)
         ),
-        format!("Lecture : {}", labels::read_status(&seal.read_status, FR)),
+        format!("Lecture : {}", labels::read_status(seal.read_status, FR)),
     ];
     // `readStatusMessage` is the engine's English explanation, for the API; the certificate says
     // the same in French through the status and the matching point of attention.
@@ -216,9 +216,9 @@ mod tests {
                 present: true,
                 trusted: true,
                 signature_verified: true,
-                signature_status: "valid".into(),
+                signature_status: common::domain::SignatureStatus::Valid,
                 data_matches: false,
-                read_status: "read".into(),
+                read_status: common::domain::ReadStatus::Read,
                 read_status_message: None,
             }),
             analyzed_at: "2026-01-01T10:20:30.000Z".into(),

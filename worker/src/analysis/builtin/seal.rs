@@ -2,7 +2,7 @@
 //! verified against the trust store; what that means for the consultation's `twoDDoc` and anomalies.
 
 use common::analysis::Check;
-use common::domain::{Anomaly, AnomalyCode, TwoDDoc};
+use common::domain::{Anomaly, AnomalyCode, ReadStatus, TwoDDoc};
 
 use super::file::OpenedFile;
 use super::findings::Findings;
@@ -92,7 +92,7 @@ pub fn signature_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
 
 /// The anomaly for a seal that could not be read, with the reason.
 pub fn not_read_anomaly(two_d_doc: &TwoDDoc) -> Anomaly {
-    let code = if two_d_doc.read_status == "malformed" {
+    let code = if two_d_doc.read_status == ReadStatus::Malformed {
         AnomalyCode::TwoddocMalformed
     } else {
         AnomalyCode::TwoddocUnreadable

@@ -29,7 +29,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use common::domain::TwoDDoc;
+use common::domain::{ReadStatus, TwoDDoc};
 use serde::Serialize;
 
 pub use error::{Malformation, TwoDDocError};
@@ -81,9 +81,9 @@ impl TwoDDocFinding {
             present: true,
             trusted: self.trusted,
             signature_verified: self.signature_verified(),
-            signature_status: self.signature_status.as_str().into(),
+            signature_status: self.signature_status,
             data_matches,
-            read_status: "read".into(),
+            read_status: ReadStatus::Read,
             read_status_message: None,
         }
     }
@@ -94,24 +94,24 @@ impl TwoDDocError {
     pub fn to_domain(&self) -> Option<TwoDDoc> {
         match self {
             TwoDDocError::NotTwoDDoc(_) => None,
-            TwoDDocError::Malformed(reason) => Some(not_read("malformed", reason.to_string())),
+            TwoDDocError::Malformed(reason) => Some(not_read(ReadStatus::Malformed, reason.to_string())),
         }
     }
 }
 
 /// The consultation's `twoDDoc` when a code is seen but cannot be decoded (image quality, vector drawing).
 pub fn unreadable(message: impl Into<String>) -> TwoDDoc {
-    not_read("unreadable", message.into())
+    not_read(ReadStatus::Unreadable, message.into())
 }
 
-fn not_read(read_status: &str, message: String) -> TwoDDoc {
+fn not_read(read_status: ReadStatus, message: String) -> TwoDDoc {
     TwoDDoc {
         present: true,
         trusted: false,
         signature_verified: false,
-        signature_status: SignatureStatus::NotChecked.as_str().into(),
+        signature_status: SignatureStatus::NotChecked,
         data_matches: false,
-        read_status: read_status.into(),
+        read_status,
         read_status_message: Some(message),
     }
 }

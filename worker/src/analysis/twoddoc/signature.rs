@@ -3,42 +3,11 @@
 //! ring. The outcome uses the API's `signatureStatus` vocabulary.
 
 use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
-use serde::Serialize;
 
 use super::header::Header;
 use super::trust::{CertificateLookup, PublicKey, SignerCertificate, TrustStore};
 
-/// `twoDDoc.signatureStatus` of API.md.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SignatureStatus {
-    /// The signature verifies with a trusted certificate valid at the signature date.
-    Valid,
-    /// The signature does not verify: the seal was altered or forged.
-    Invalid,
-    /// The authority is trusted but does not know this certificate id.
-    UnknownCertificate,
-    /// The authority is not in the trust list (or is the test authority and the operator does not accept it).
-    UntrustedAuthority,
-    /// The signature verifies, but the certificate was not valid at the signature date.
-    CertificateExpired,
-    /// The signature could not be checked (a key type this verifier does not support).
-    NotChecked,
-}
-
-impl SignatureStatus {
-    /// The API spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SignatureStatus::Valid => "valid",
-            SignatureStatus::Invalid => "invalid",
-            SignatureStatus::UnknownCertificate => "unknown_certificate",
-            SignatureStatus::UntrustedAuthority => "untrusted_authority",
-            SignatureStatus::CertificateExpired => "certificate_expired",
-            SignatureStatus::NotChecked => "not_checked",
-        }
-    }
-}
+pub use common::domain::SignatureStatus;
 
 /// What the verification concluded, with the reason in words for reports.
 #[derive(Debug, Clone, PartialEq, Eq)]

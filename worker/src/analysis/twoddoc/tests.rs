@@ -132,7 +132,7 @@ fn sample_document_seals_give_their_manifest_findings() {
             (*verified, true, "read")
         );
         let expected_status = if *verified { "valid" } else { "invalid" };
-        assert_eq!(domain.signature_status, expected_status, "{name}");
+        assert_eq!(domain.signature_status.as_str(), expected_status, "{name}");
     }
 }
 
@@ -271,7 +271,7 @@ fn the_certificate_period_is_checked_against_the_signature_date() {
     let early = analyse(&signed_on("1200"), &trust);
     assert_eq!(early.signature_status, SignatureStatus::CertificateExpired);
     assert!(early.signature_detail.contains("not yet valid"), "{}", early.signature_detail);
-    assert_eq!(early.to_domain(true).signature_status, "certificate_expired");
+    assert_eq!(early.to_domain(true).signature_status, SignatureStatus::CertificateExpired);
     assert!(!early.to_domain(true).signature_verified);
     // An altered seal is invalid even when the certificate has expired too.
     let mut altered = signed_on("16A2");
@@ -438,11 +438,11 @@ fn not_a_two_d_doc() {
 fn domain_mapping() {
     let malformed = TwoDDocError::Malformed(Malformation::EmptyMessage).to_domain().expect("reported");
     assert_eq!((malformed.present, malformed.read_status.as_str()), (true, "malformed"));
-    assert_eq!(malformed.signature_status, "not_checked");
+    assert_eq!(malformed.signature_status, SignatureStatus::NotChecked);
     assert!(!malformed.signature_verified && !malformed.trusted && !malformed.data_matches);
     assert_eq!(malformed.read_status_message.as_deref(), Some("the message zone holds no data"));
     let unreadable = unreadable("code too blurred to decode");
-    assert_eq!(unreadable.read_status, "unreadable");
+    assert_eq!(unreadable.read_status.as_str(), "unreadable");
     let finding = analyse(
         &seal(&format!("{}{INVOICE}", header(4, "FR000001", "264B", "264B", "01"))),
         &store(true),

@@ -236,8 +236,13 @@ async fn signed_rendered_and_tampered_seals() {
                 .two_d_doc
                 .as_ref()
                 .unwrap_or_else(|| panic!("{label}: no seal found; anomalies {:?}", codes(&report)));
-            assert_eq!(seal.read_status, case.read_status, "{label}: {:?}", seal.read_status_message);
-            assert_eq!(seal.signature_status, case.signature_status, "{label}");
+            assert_eq!(
+                seal.read_status.as_str(),
+                case.read_status,
+                "{label}: {:?}",
+                seal.read_status_message
+            );
+            assert_eq!(seal.signature_status.as_str(), case.signature_status, "{label}");
             assert_eq!(report.verdict, case.verdict, "{label}: anomalies {:?}", codes(&report));
             if let Some(code) = case.anomaly {
                 assert!(codes(&report).contains(&code), "{label}: {code} missing from {:?}", codes(&report));

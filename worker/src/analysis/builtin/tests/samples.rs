@@ -74,7 +74,7 @@ async fn every_sample_gives_its_manifest_findings() {
         }
         match (&expected["twoDDoc"], &report.two_d_doc) {
             (Value::Object(seal), Some(found)) if seal["present"] == true => {
-                assert_eq!(found.read_status, "read", "{path}");
+                assert_eq!(found.read_status.as_str(), "read", "{path}");
                 assert_eq!(Some(found.signature_verified), seal["signatureVerified"].as_bool(), "{path}");
                 assert_eq!(Some(found.trusted), seal["trusted"].as_bool(), "{path}");
                 assert_eq!(Some(found.data_matches), seal["dataMatches"].as_bool(), "{path}");
