@@ -18,4 +18,4 @@ pub mod telemetry;
 pub mod test_fixtures;
 
 pub use ::domain::vocabulary as domain;
-pub use ::domain::{analysis, catalogue, decision, file_kind, ids, journey, model, postal, time, webhook};
+pub use ::domain::{analysis, batch, catalogue, decision, file_kind, ids, journey, model, postal, time, webhook};

@@ -1,7 +1,23 @@
-//! The rules of a verification journey: which files it asks for, which are required, and which
-//! consultation image each becomes.
+//! The rules of a verification journey: when its link is open, which files it asks for, which
+//! are required, and which consultation image each becomes.
 
-use crate::vocabulary::{wire_enum, DocumentCategory, ImageSide};
+use crate::vocabulary::{wire_enum, DocumentCategory, ImageSide, VerificationStatus};
+use chrono::{DateTime, Utc};
+
+/// Whether a session in `status` still takes uploads and a submit.
+pub fn is_open(status: VerificationStatus) -> bool {
+    matches!(status, VerificationStatus::Created | VerificationStatus::Started)
+}
+
+/// The status a session shows: `expired` for one still open past `expires_at`, the stored one
+/// otherwise. The one expiry rule of the owner's view and of the journey.
+pub fn current_status(stored: VerificationStatus, expires_at: DateTime<Utc>, now: DateTime<Utc>) -> VerificationStatus {
+    if is_open(stored) && expires_at <= now {
+        VerificationStatus::Expired
+    } else {
+        stored
+    }
+}
 
 wire_enum!(
     /// One file a journey asks its customer for, named as in its upload URL.
@@ -77,6 +93,22 @@ impl JourneySide {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_session_expires_at_its_deadline_a_closed_one_keeps_its_status() {
+        let now = Utc::now();
+        let past = now - chrono::Duration::seconds(1);
+        assert_eq!(current_status(VerificationStatus::Started, past, now), VerificationStatus::Expired);
+        assert_eq!(current_status(VerificationStatus::Created, now, now), VerificationStatus::Expired);
+        assert_eq!(
+            current_status(VerificationStatus::Submitted, past, now),
+            VerificationStatus::Submitted
+        );
+        assert_eq!(
+            current_status(VerificationStatus::Created, now + chrono::Duration::minutes(1), now),
+            VerificationStatus::Created
+        );
+    }
 
     #[test]
     fn each_category_asks_for_its_files_main_first() {

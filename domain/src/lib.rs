@@ -1,8 +1,9 @@
 //! Sceau's domain, where a newcomer finds the business's words and rules by name: identifiers,
-//! vocabularies (verdicts, statuses, categories, anomaly and error codes and their meanings), the decision
-//! that follows an analysis, timestamps and postal codes. Nothing here touches SQLite, AMQP,
+//! vocabularies (verdicts, statuses, categories, anomaly and error codes and their meanings), the batch and
+//! journey rules, the decision that follows an analysis, webhook events, timestamps and postal codes. Nothing here touches SQLite, AMQP,
 //! Redis or the network, so every other crate can depend on it.
 pub mod analysis;
+pub mod batch;
 pub mod catalogue;
 pub mod decision;
 pub mod error_code;

@@ -3,6 +3,7 @@
 
 use crate::ids::*;
 use crate::vocabulary::*;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -11,7 +12,8 @@ pub struct Workflow {
     pub id: WorkflowId,
     pub name: String,
     pub document_category: DocumentCategory,
-    pub created_at: String,
+    #[serde(with = "crate::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 /// Operator-side view of a workflow (CLI `--json`).
@@ -48,7 +50,8 @@ pub struct Company {
     pub licence: Licence,
     pub ai_enabled: bool,
     pub retention_days: u32,
-    pub created_at: String,
+    #[serde(with = "crate::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,10 +63,12 @@ pub struct VerificationSession {
     pub verification_url: Option<String>,
     pub external_ref: Option<String>,
     pub workflow_id: WorkflowId,
-    pub expires_at: String,
+    #[serde(with = "crate::time::serde_millis")]
+    pub expires_at: DateTime<Utc>,
     pub status: VerificationStatus,
     pub consultation_id: Option<ConsultationId>,
-    pub created_at: String,
+    #[serde(with = "crate::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,8 +87,10 @@ pub struct Consultation {
     pub has_reject_anomaly: bool,
     pub anomalies: Vec<Anomaly>,
     pub two_d_doc: Option<TwoDDoc>,
-    pub analyzed_at: String,
-    pub created_at: String,
+    #[serde(with = "crate::time::serde_millis")]
+    pub analyzed_at: DateTime<Utc>,
+    #[serde(with = "crate::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,10 +110,14 @@ pub struct Batch {
     pub status: BatchStatus,
     pub external_ref: Option<String>,
     pub counts: Counts,
-    pub submitted_at: Option<String>,
-    pub expires_at: String,
-    pub ended_at: Option<String>,
-    pub created_at: String,
+    #[serde(with = "crate::time::serde_millis_opt")]
+    pub submitted_at: Option<DateTime<Utc>>,
+    #[serde(with = "crate::time::serde_millis")]
+    pub expires_at: DateTime<Utc>,
+    #[serde(with = "crate::time::serde_millis_opt")]
+    pub ended_at: Option<DateTime<Utc>>,
+    #[serde(with = "crate::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Vec<BatchItem>>,
 }

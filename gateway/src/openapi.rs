@@ -1628,12 +1628,12 @@ mod tests {
             }
         };
         let now = chrono::Utc::now();
-        let date = common::time::format(now);
+        let date = now;
         let workflow = Workflow {
             id: WorkflowId::generate(now),
             name: "KYC".into(),
             document_category: DocumentCategory::Identite,
-            created_at: date.clone(),
+            created_at: date,
         };
         check("Workflow", serde_json::to_value(&workflow).unwrap());
         check(
@@ -1648,10 +1648,10 @@ mod tests {
             verification_url: Some("https://sceau.example/v/abc".into()),
             external_ref: None,
             workflow_id: workflow.id.clone(),
-            expires_at: date.clone(),
+            expires_at: date,
             status: VerificationStatus::Created,
             consultation_id: None,
-            created_at: date.clone(),
+            created_at: date,
         };
         check("VerificationSession", serde_json::to_value(&session).unwrap());
         let withheld = VerificationSession {
@@ -1686,8 +1686,8 @@ mod tests {
             has_reject_anomaly: true,
             anomalies: vec![anomaly],
             two_d_doc: Some(two_d_doc),
-            analyzed_at: date.clone(),
-            created_at: date.clone(),
+            analyzed_at: date,
+            created_at: date,
         };
         check("Consultation", serde_json::to_value(&consultation).unwrap());
         check(
@@ -1723,7 +1723,7 @@ mod tests {
             external_ref: None,
             counts: Counts::default(),
             submitted_at: None,
-            expires_at: date.clone(),
+            expires_at: date,
             ended_at: None,
             created_at: date,
             items: Some(vec![item]),

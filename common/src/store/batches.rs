@@ -3,7 +3,7 @@
 //! made inside the write's own `BEGIN IMMEDIATE` transaction.
 
 use super::consultations::ImageFile;
-use super::error::{stored, RepoError};
+use super::error::{stored, stored_time, RepoError};
 use super::{events, outbox};
 use crate::document::FileKind;
 use crate::domain::{BatchStatus, DocumentCategory, ImageSide, ItemStatus};
@@ -15,11 +15,8 @@ use crate::webhook::WebhookEvent;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-pub const MAX_OPEN_BATCHES: i64 = 3;
-pub const MAX_ITEMS_PER_BATCH: i64 = 200;
-pub const MAX_NON_PURGED_DOCUMENTS: i64 = 400;
-/// The open window and the completion window (24 h; shorter only in tests).
-pub const WINDOW: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+use crate::batch::{accepts_documents, can_cancel, is_due, requeued_item_status, settled_status, stopped_by};
+pub use crate::batch::{MAX_ITEMS_PER_BATCH, MAX_NON_PURGED_DOCUMENTS, MAX_OPEN_BATCHES, WINDOW};
 
 const COLUMNS: &str = "id, status, external_ref, submitted_at, expires_at, ended_at, created_at";
 
@@ -37,10 +34,10 @@ fn build(c: &Connection, r: RawBatch) -> Result<Batch, RepoError> {
         status: stored(&r.1)?,
         external_ref: r.2,
         counts,
-        submitted_at: r.3,
-        expires_at: r.4,
-        ended_at: r.5,
-        created_at: r.6,
+        submitted_at: r.3.as_deref().map(stored_time).transpose()?,
+        expires_at: stored_time(&r.4)?,
+        ended_at: r.5.as_deref().map(stored_time).transpose()?,
+        created_at: stored_time(&r.6)?,
         items: None,
     })
 }
@@ -172,7 +169,7 @@ pub fn check_can_deposit(
         .optional()?
         .ok_or(RepoError::NotFound)?;
     let status: BatchStatus = stored(&status)?;
-    if status != BatchStatus::Open || expires_at <= crate::time::format(now) {
+    if !accepts_documents(status, stored_time(&expires_at)?, now) {
         return Err(RepoError::InvalidState(format!(
             "batch {id} is {status}: documents can only be added to an open batch"
         )));
@@ -252,7 +249,7 @@ pub fn submit(
     now: DateTime<Utc>,
 ) -> Result<Batch, RepoError> {
     let batch = get(tx, company, id)?;
-    if batch.status != BatchStatus::Open || batch.expires_at <= crate::time::format(now) {
+    if !accepts_documents(batch.status, batch.expires_at, now) {
         return Err(RepoError::InvalidState(format!(
             "batch {id} is {}: only an open batch can be submitted",
             batch.status
@@ -274,7 +271,7 @@ pub fn submit(
 /// Stops the batch: pending documents become `canceled`; documents in flight finish.
 pub fn cancel(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<Utc>) -> Result<Batch, RepoError> {
     let batch = get(tx, company, id)?;
-    if !matches!(batch.status, BatchStatus::Open | BatchStatus::InProgress) {
+    if !can_cancel(batch.status) {
         return Err(RepoError::InvalidState(format!("batch {id} is already {}", batch.status)));
     }
     close(tx, id, BatchStatus::Canceled, ItemStatus::Canceled, now)?;
@@ -292,7 +289,7 @@ pub fn expire_if_due(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Resul
         return Ok(false);
     };
     let status: BatchStatus = stored(&status)?;
-    if !matches!(status, BatchStatus::Open | BatchStatus::InProgress) || expires_at > crate::time::format(now) {
+    if !is_due(status, stored_time(&expires_at)?, now) {
         return Ok(false);
     }
     close(tx, id, BatchStatus::Expired, ItemStatus::Expired, now)?;
@@ -305,17 +302,12 @@ fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, 
         "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
         params![id.as_str(), status.as_str(), at],
     )?;
-    // Cancel lets documents in flight finish; a deadline does not wait for them: the 24 h promise
-    // holds even if a worker never answers, and a late result is ignored (first terminal state wins).
-    let unfinished = if status == BatchStatus::Expired {
-        "('uploading', 'pending', 'processing')"
-    } else {
-        "('uploading', 'pending')"
-    };
-    tx.execute(
-        &format!("UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status IN {unfinished}"),
-        params![id.as_str(), items.as_str(), at],
-    )?;
+    for stopped in stopped_by(status) {
+        tx.execute(
+            "UPDATE batch_items SET status = ?2, finished_at = ?3 WHERE batch_id = ?1 AND status = ?4",
+            params![id.as_str(), items.as_str(), at, stopped.as_str()],
+        )?;
+    }
     tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
     announce_if_settled(tx, id, now)
 }
@@ -339,12 +331,7 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) ->
         )?;
     let mut status: BatchStatus = stored(&status)?;
     if status == BatchStatus::InProgress {
-        // Documents a worker reported too late for their deadline mean the window was exceeded.
-        status = if counts(tx, id)?.expired > 0 {
-            BatchStatus::Expired
-        } else {
-            BatchStatus::Ended
-        };
+        status = settled_status(counts(tx, id)?.expired);
         tx.execute(
             "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
             params![id.as_str(), status.as_str(), crate::time::format(now)],
@@ -539,24 +526,18 @@ pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId,
         )
         .optional()?;
     let Some((company, status, expires_at)) = row else { return Ok(()) };
-    match stored::<BatchStatus>(&status)? {
-        BatchStatus::Canceled => {
-            if settle_item(tx, item, ItemStatus::Canceled, None, None, now)? {
+    match requeued_item_status(stored(&status)?) {
+        Some(final_status) => {
+            if settle_item(tx, item, final_status, None, None, now)? {
                 announce_if_settled(tx, batch, now)?;
             }
         }
-        BatchStatus::Expired => {
-            if settle_item(tx, item, ItemStatus::Expired, None, None, now)? {
-                announce_if_settled(tx, batch, now)?;
-            }
-        }
-        BatchStatus::Open | BatchStatus::InProgress | BatchStatus::Ended => {
+        None => {
             tx.execute(
                 "UPDATE batch_items SET status = 'pending' WHERE id = ?1 AND status = 'processing'",
                 [item.as_str()],
             )?;
-            let deadline = crate::time::parse(&expires_at).unwrap_or(now);
-            queue_jobs(tx, &stored(&company)?, batch, Some(item), deadline)?;
+            queue_jobs(tx, &stored(&company)?, batch, Some(item), stored_time(&expires_at)?)?;
         }
     }
     Ok(())

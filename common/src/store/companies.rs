@@ -2,7 +2,7 @@
 //! The secrets are sealed with the master key and bound to their company: the database files
 //! never hold one in clear, and a sealed secret copied to another company does not open.
 
-use super::error::{stored, RepoError};
+use super::error::{stored, stored_time, RepoError};
 use super::workflows;
 use super::StoreError;
 use crate::crypto::envelope::MasterKeys;
@@ -34,7 +34,7 @@ fn build(row: (String, String, String, bool, u32, String)) -> Result<Company, Re
         licence: stored(&row.2)?,
         ai_enabled: row.3,
         retention_days: row.4,
-        created_at: row.5,
+        created_at: stored_time(&row.5)?,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Consultations (results): recorded once per document, listed with filters and a keyset cursor,
 //! and their encrypted images until retention purges them.
 
-use super::error::{stored, RepoError};
+use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
 use crate::domain::{Decision, ImageSide, Verdict};
 use crate::ids::{CompanyId, ConsultationId, WorkflowId};
@@ -43,8 +43,8 @@ fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
         has_reject_anomaly: anomalies.iter().any(|a| a.severity == crate::domain::Severity::Reject),
         anomalies,
         two_d_doc: c[10].as_deref().map(serde_json::from_str).transpose()?,
-        analyzed_at: required(&c[11])?.to_owned(),
-        created_at: required(&c[12])?.to_owned(),
+        analyzed_at: stored_time(required(&c[11])?)?,
+        created_at: stored_time(required(&c[12])?)?,
     })
 }
 

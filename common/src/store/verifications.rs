@@ -1,7 +1,7 @@
 //! Verification sessions: the link handed to a customer. The token is random (256 bits), stored
 //! hashed, and the session's status is computed against its expiry.
 
-use super::error::{stored, RepoError};
+use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
 use crate::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
@@ -27,12 +27,11 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
 /// The stored status, or `expired` for a session still open past `expires_at`: the one expiry
 /// rule of the owner's view and of the journey.
 fn current_status(stored_status: &str, expires_at: &str, now: DateTime<Utc>) -> Result<VerificationStatus, RepoError> {
-    let status: VerificationStatus = stored(stored_status)?;
-    let open = matches!(status, VerificationStatus::Created | VerificationStatus::Started);
-    if open && expires_at <= crate::time::format(now).as_str() {
-        return Ok(VerificationStatus::Expired);
-    }
-    Ok(status)
+    Ok(crate::journey::current_status(
+        stored(stored_status)?,
+        stored_time(expires_at)?,
+        now,
+    ))
 }
 
 /// The session as its owner sees it; `url` is rebuilt by the caller from the public base when
@@ -44,10 +43,10 @@ fn build(r: RawRow, url: Option<String>, now: DateTime<Utc>) -> Result<Verificat
         verification_url: url,
         external_ref: r.2,
         workflow_id: stored(&r.1)?,
-        expires_at: r.5,
+        expires_at: stored_time(&r.5)?,
         status,
         consultation_id: r.4.as_deref().map(stored).transpose()?,
-        created_at: r.6,
+        created_at: stored_time(&r.6)?,
     })
 }
 
@@ -114,7 +113,7 @@ pub struct Journey {
 impl Journey {
     /// Whether files may still be uploaded and the journey submitted.
     pub fn is_open(&self) -> bool {
-        matches!(self.status, VerificationStatus::Created | VerificationStatus::Started)
+        crate::journey::is_open(self.status)
     }
 }
 

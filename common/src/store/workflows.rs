@@ -1,6 +1,6 @@
 //! Workflows: how a company's documents are evaluated, and where their events go.
 
-use super::error::{stored, RepoError};
+use super::error::{stored, stored_time, RepoError};
 use crate::domain::DocumentCategory;
 use crate::ids::{CompanyId, WorkflowId};
 use crate::model::{Workflow, WorkflowDetail, WorkflowRules};
@@ -30,7 +30,7 @@ fn build(r: RawRow) -> Result<WorkflowDetail, RepoError> {
             id: stored(&r.0)?,
             name: r.1,
             document_category: stored(&r.2)?,
-            created_at: r.3,
+            created_at: stored_time(&r.3)?,
         },
         company_id: stored(&r.4)?,
         webhook_url: r.5,

@@ -137,8 +137,8 @@ fn fingerprint_section(body: &mut String, w: &Words, fingerprint: Fingerprint, b
 fn details(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
     let rows = [
         (w.consultation, f.consultation.clone()),
-        (w.analyzed, labels::date(&f.analyzed_at, lang)),
-        (w.recorded, labels::date(&f.created_at, lang)),
+        (w.analyzed, labels::date(f.analyzed_at, lang)),
+        (w.recorded, labels::date(f.created_at, lang)),
         (w.category, labels::category(f.category, lang).to_owned()),
         (w.document_type, labels::document_type(&f.document_type, lang).to_owned()),
         (w.country, labels::country(f.document_country.as_deref(), lang).to_owned()),
@@ -217,8 +217,8 @@ mod tests {
     fn facts() -> Facts {
         Facts {
             consultation: "CSL-20260101-0123456789ab".into(),
-            analyzed_at: "2026-01-01T10:20:30.000Z".into(),
-            created_at: "2026-01-01T10:20:31.000Z".into(),
+            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
             category: DocumentCategory::Identite,
             document_type: "passeport".into(),
             document_country: Some("<script>".into()),

@@ -4,6 +4,7 @@
 //! attention changed) no longer matches the page. Personal data never enters the facts, so the
 //! fingerprint can be public and reveals nothing the page does not already show.
 
+use chrono::{DateTime, Utc};
 use common::analysis::CheckOutcome;
 use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict};
 use common::model::Consultation;
@@ -23,8 +24,10 @@ const FINGERPRINT_BYTES: usize = 12;
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
     pub consultation: String,
-    pub analyzed_at: String,
-    pub created_at: String,
+    #[serde(with = "common::time::serde_millis")]
+    pub analyzed_at: DateTime<Utc>,
+    #[serde(with = "common::time::serde_millis")]
+    pub created_at: DateTime<Utc>,
     pub category: DocumentCategory,
     pub document_type: String,
     pub document_country: Option<String>,
@@ -92,8 +95,8 @@ impl Facts {
     pub fn of(c: &Consultation, checks: &[CheckOutcome]) -> Self {
         Self {
             consultation: c.id.to_string(),
-            analyzed_at: c.analyzed_at.clone(),
-            created_at: c.created_at.clone(),
+            analyzed_at: c.analyzed_at,
+            created_at: c.created_at,
             category: c.document_category,
             document_type: c.document_type.clone(),
             document_country: c.document_country.clone(),
@@ -142,8 +145,8 @@ mod tests {
     fn sample() -> Facts {
         Facts {
             consultation: "CSL-20260101-0123456789ab".into(),
-            analyzed_at: "2026-01-01T10:20:30.000Z".into(),
-            created_at: "2026-01-01T10:20:31.000Z".into(),
+            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
             category: DocumentCategory::Administratif,
             document_type: "avis_imposition".into(),
             document_country: Some("FRA".into()),
@@ -195,8 +198,12 @@ mod tests {
         let genuine = sample().fingerprint().unwrap();
         let doctored: Vec<(&str, Doctor)> = vec![
             ("consultation", |f| f.consultation = "CSL-20260101-0123456789ac".into()),
-            ("analysis date", |f| f.analyzed_at = "2026-01-02T10:20:30.000Z".into()),
-            ("record date", |f| f.created_at = "2026-01-02T10:20:31.000Z".into()),
+            ("analysis date", |f| {
+                f.analyzed_at = common::time::parse("2026-01-02T10:20:30.000Z").unwrap()
+            }),
+            ("record date", |f| {
+                f.created_at = common::time::parse("2026-01-02T10:20:31.000Z").unwrap()
+            }),
             ("category", |f| f.category = DocumentCategory::Identite),
             ("document type", |f| f.document_type = "facture".into()),
             ("country", |f| f.document_country = Some("BEL".into())),

@@ -7,15 +7,12 @@ use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, Review
 
 /// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
 /// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
-pub fn date(stored: &str, lang: Lang) -> String {
+pub fn date(t: chrono::DateTime<chrono::Utc>, lang: Lang) -> String {
     let format = match lang {
         Lang::Fr => "%d/%m/%Y à %H:%M:%S UTC",
         Lang::En => "%Y-%m-%d %H:%M:%S UTC",
     };
-    match common::time::parse(stored) {
-        Some(t) => t.format(format).to_string(),
-        None => stored.to_owned(),
-    }
+    t.format(format).to_string()
 }
 
 /// The category's name.

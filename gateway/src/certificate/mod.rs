@@ -27,12 +27,8 @@ const WIDE: usize = 92;
 const NARROW: usize = 64;
 
 /// The PDF date of the analysis (`D:YYYYMMDDHHmmSSZ`), so readers show a date that never moves.
-fn pdf_date(stored: &str) -> Object {
-    let text = match common::time::parse(stored) {
-        Some(t) => t.format("D:%Y%m%d%H%M%SZ").to_string(),
-        None => "D:19700101000000Z".to_owned(),
-    };
-    Object::string_literal(text)
+fn pdf_date(t: chrono::DateTime<chrono::Utc>) -> Object {
+    Object::string_literal(t.format("D:%Y%m%d%H%M%SZ").to_string())
 }
 
 fn two_d_doc(pages: &mut Pages, seal: &SealFacts) {
@@ -83,8 +79,8 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     pages.space(6.0);
     let fields = [
         ("Consultation", facts.consultation.clone()),
-        ("Analysé le", labels::date(&facts.analyzed_at, FR)),
-        ("Enregistré le", labels::date(&facts.created_at, FR)),
+        ("Analysé le", labels::date(facts.analyzed_at, FR)),
+        ("Enregistré le", labels::date(facts.created_at, FR)),
         ("Catégorie", labels::category(facts.category, FR).to_owned()),
         ("Type de document", labels::document_type(&facts.document_type, FR).to_owned()),
         ("Pays", labels::country(facts.document_country.as_deref(), FR).to_owned()),
@@ -172,12 +168,12 @@ Seules les vérifications effectivement réalisées y figurent.",
     let info = dictionary! {
         "Title" => Object::string_literal(format!("Certificat d'analyse {}", c.id)),
         "Producer" => Object::string_literal("Sceau"),
-        "CreationDate" => pdf_date(&c.analyzed_at),
-        "ModDate" => pdf_date(&c.analyzed_at),
+        "CreationDate" => pdf_date(c.analyzed_at),
+        "ModDate" => pdf_date(c.analyzed_at),
     };
     let digest = ring::digest::digest(
         &ring::digest::SHA256,
-        format!("sceau-certificate:{}:{}", c.id, c.analyzed_at).as_bytes(),
+        format!("sceau-certificate:{}:{}", c.id, common::time::format(c.analyzed_at)).as_bytes(),
     );
     let mut file_id = [0u8; 16];
     file_id.copy_from_slice(&digest.as_ref()[..16]);
@@ -221,8 +217,8 @@ mod tests {
                 read_status: common::domain::ReadStatus::Read,
                 read_status_message: None,
             }),
-            analyzed_at: "2026-01-01T10:20:30.000Z".into(),
-            created_at: "2026-01-01T10:20:31.000Z".into(),
+            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
         }
     }
 
