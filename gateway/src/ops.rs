@@ -11,14 +11,7 @@ pub async fn healthz() -> &'static str {
 }
 
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    let ping = state
-        .store
-        .read(|c| {
-            c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
-                .map_err(common::store::StoreError::from)
-        })
-        .await;
-    match ping {
+    match state.store.ping().await {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable"),
     }

@@ -3,6 +3,7 @@
 //! mode from Redis.
 
 use async_trait::async_trait;
+use common::domain::BatchStatus;
 use common::ids::{BatchId, CompanyId};
 use common::store::{RepoError, Store};
 
@@ -32,18 +33,9 @@ pub struct StoreFlags(pub Store);
 #[async_trait]
 impl LiveFlags for StoreFlags {
     async fn batch_accepts_work(&self, batch: &BatchId) -> Result<bool, FlagError> {
-        let id = batch.to_string();
-        let status: Option<String> = self
-            .0
-            .read(move |c| {
-                use rusqlite::OptionalExtension;
-                Ok::<_, RepoError>(
-                    c.query_row("SELECT status FROM batches WHERE id = ?1", [id], |r| r.get(0))
-                        .optional()?,
-                )
-            })
-            .await?;
-        Ok(matches!(status.as_deref(), Some("in_progress")))
+        let id = batch.clone();
+        let status = self.0.read(move |c| common::store::batches::status(c, &id)).await?;
+        Ok(status == Some(BatchStatus::InProgress))
     }
 
     async fn ai_enabled(&self, company: &CompanyId) -> Result<bool, FlagError> {

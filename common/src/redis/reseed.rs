@@ -8,9 +8,8 @@
 use super::flags::{ai_value, BATCH_STATE_TTL};
 use super::{BackendError, RedisBackend};
 use crate::ids::{BatchId, CompanyId};
-use crate::store::{RepoError, Store};
+use crate::store::{live_flags, RepoError, Store};
 use chrono::Utc;
-use rusqlite::Connection;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -47,41 +46,6 @@ pub enum ReseedError {
     Store(#[from] RepoError),
     #[error("re-seed cannot write Redis: {0}")]
     Redis(#[from] BackendError),
-}
-
-/// What SQLite says, read in one transaction.
-struct Snapshot {
-    deadlines: Vec<(String, i64)>,
-    batches: Vec<(String, String)>,
-    companies: Vec<(String, bool)>,
-    draining: bool,
-}
-
-fn read_snapshot(c: &Connection, recent_since: String) -> Result<Snapshot, RepoError> {
-    let tx = c.unchecked_transaction()?;
-    let deadlines = tx
-        .prepare("SELECT batch_id, due_at FROM deadlines")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
-    // Active batches whatever their age (a reaper that never ran leaves them active), plus recent
-    // ones whatever their status. No index on `created_at`: a scan of the table, a few ms for
-    // thousands of rows.
-    let batches = tx
-        .prepare("SELECT id, status FROM batches WHERE status IN ('open', 'in_progress') OR created_at >= ?1")?
-        .query_map([recent_since], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
-    let companies = tx
-        .prepare("SELECT id, ai_enabled FROM companies")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<Vec<_>, _>>()?;
-    let draining = crate::store::settings::draining(&tx)?;
-    tx.finish()?;
-    Ok(Snapshot {
-        deadlines,
-        batches,
-        companies,
-        draining,
-    })
 }
 
 /// Sends `commands` in pipelines of [`COMMANDS_PER_PIPELINE`], ignoring their replies (errors still fail).
@@ -131,19 +95,19 @@ pub async fn reseed(store: &Store, redis: &RedisBackend) -> Result<ReseedReport,
         .map_err(BackendError::from)?;
 
     let since = crate::time::format(Utc::now() - chrono::Duration::from_std(RECENT_BATCHES).unwrap_or(chrono::Duration::days(3)));
-    let snapshot = store.read(move |c| read_snapshot(c, since)).await?;
+    let snapshot = store.read(move |c| live_flags::snapshot(c, &since)).await?;
 
     let mut report = ReseedReport::default();
     let mut commands = Vec::new();
 
     let mut deadlines = Vec::with_capacity(snapshot.deadlines.len());
-    for (batch, due_ms) in &snapshot.deadlines {
-        if BatchId::parse(batch).is_err() {
-            malformed("batch", batch);
+    for row in &snapshot.deadlines {
+        if BatchId::parse(&row.batch_id).is_err() {
+            malformed("batch", &row.batch_id);
             report.skipped_rows += 1;
             continue;
         }
-        deadlines.push((*due_ms, batch.as_str()));
+        deadlines.push((row.due_at_ms, row.batch_id.as_str()));
     }
     report.deadlines = deadlines.len();
     for chunk in deadlines.chunks(MEMBERS_PER_COMMAND) {
@@ -162,12 +126,13 @@ pub async fn reseed(store: &Store, redis: &RedisBackend) -> Result<ReseedReport,
     }
 
     let ttl_ms = BATCH_STATE_TTL.as_millis() as u64;
-    for (batch, status) in &snapshot.batches {
-        let Ok(id) = BatchId::parse(batch) else {
-            malformed("batch", batch);
+    for row in &snapshot.batches {
+        let Ok(id) = BatchId::parse(&row.batch_id) else {
+            malformed("batch", &row.batch_id);
             report.skipped_rows += 1;
             continue;
         };
+        let status = &row.status;
         if matches!(status.as_str(), "open" | "in_progress") {
             report.active_batches += 1;
         } else {
@@ -183,14 +148,19 @@ pub async fn reseed(store: &Store, redis: &RedisBackend) -> Result<ReseedReport,
         );
     }
 
-    for (company, ai) in &snapshot.companies {
-        let Ok(id) = CompanyId::parse(company) else {
-            malformed("company", company);
+    for row in &snapshot.companies {
+        let Ok(id) = CompanyId::parse(&row.company_id) else {
+            malformed("company", &row.company_id);
             report.skipped_rows += 1;
             continue;
         };
         report.companies += 1;
-        commands.push(::redis::cmd("SET").arg(redis.company_ai_key(&id)).arg(ai_value(*ai)).clone());
+        commands.push(
+            ::redis::cmd("SET")
+                .arg(redis.company_ai_key(&id))
+                .arg(ai_value(row.ai_enabled))
+                .clone(),
+        );
     }
 
     commands.push(if snapshot.draining {
@@ -372,12 +342,9 @@ mod tests {
                 let long_ago = now - chrono::Duration::days(5);
                 let old_canceled = batches::create(tx, &off, None, None, window, long_ago)?.id;
                 batches::cancel(tx, &off, &old_canceled, long_ago)?;
-                let mut stmt = tx.prepare("SELECT batch_id, due_at FROM deadlines ORDER BY batch_id")?;
-                let due = stmt
-                    .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
-                    .collect::<Result<Vec<_>, _>>()?
+                let due = live_flags::deadlines(tx)?
                     .into_iter()
-                    .map(|(b, ms)| (BatchId::parse(&b).unwrap(), ms))
+                    .map(|row| (BatchId::parse(&row.batch_id).unwrap(), row.due_at_ms))
                     .collect();
                 Ok::<_, RepoError>((on, off, open, in_progress, canceled, old_canceled, due))
             })

@@ -240,6 +240,16 @@ pub fn blob_context(company: &CompanyId, item: &BatchItemId) -> String {
     format!("company={company};item={item}")
 }
 
+/// A batch's status whatever its company (the workers' live flag in embedded mode); `None` for
+/// an unknown batch.
+pub fn status(c: &Connection, id: &BatchId) -> Result<Option<BatchStatus>, RepoError> {
+    let status: Option<String> = c
+        .prepare_cached("SELECT status FROM batches WHERE id = ?1")?
+        .query_row([id.as_str()], |r| r.get(0))
+        .optional()?;
+    status.as_deref().map(stored).transpose()
+}
+
 /// Closes the batch to deposits, starts the 24 h completion window and queues one job per document.
 pub fn submit(
     tx: &Connection,

@@ -9,12 +9,14 @@ pub mod companies;
 pub mod consultations;
 pub mod error;
 pub mod events;
+pub mod live_flags;
 pub mod migrations;
 pub mod outbox;
+pub mod queue;
 pub mod reviews;
 pub mod settings;
-#[cfg(test)]
-pub(crate) mod test_support;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod test_support;
 pub mod usage;
 pub mod verifications;
 pub mod workflows;
@@ -155,6 +157,16 @@ impl Store {
         tokio::task::spawn_blocking(move || store.read_here(f))
             .await
             .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Whether the database answers a read: the readiness probe.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.read(|c| {
+            c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                .map(drop)
+                .map_err(StoreError::from)
+        })
+        .await
     }
 
     /// [`Store::read`] for code already on a blocking thread: no hop to another one.

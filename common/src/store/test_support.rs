@@ -119,3 +119,23 @@ pub fn consultation_of(
     consultations::add_image(tx, &id, &image, at)?;
     Ok(id)
 }
+
+/// Puts a batch in `status` directly, for tests of what happens to a batch in that state.
+pub fn set_batch_status(
+    tx: &rusqlite::Connection,
+    id: &crate::ids::BatchId,
+    status: crate::domain::BatchStatus,
+) -> Result<(), super::RepoError> {
+    tx.execute("UPDATE batches SET status = ?2 WHERE id = ?1", [id.as_str(), status.as_str()])?;
+    Ok(())
+}
+
+/// The payloads waiting on `topic` of the embedded queue, as text.
+pub fn queued(c: &rusqlite::Connection, topic: crate::queue::Topic) -> Result<Vec<String>, super::RepoError> {
+    let mut stmt = c.prepare("SELECT payload FROM queue_messages WHERE topic = ?1 ORDER BY id")?;
+    let payloads = stmt
+        .query_map([topic.as_str()], |r| r.get::<_, Vec<u8>>(0))?
+        .map(|payload| Ok(String::from_utf8_lossy(&payload?).into_owned()))
+        .collect::<Result<Vec<_>, super::RepoError>>()?;
+    Ok(payloads)
+}

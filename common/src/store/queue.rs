@@ -2,8 +2,8 @@
 //! becomes invisible until the lease ends); ack deletes it; a crash leaves the lease to expire,
 //! or [`SqliteQueue::release_leases`] hands everything back at the next start.
 
-use super::{Delivery, Queue, QueueError, Topic};
-use crate::store::{Store, StoreError};
+use super::{Store, StoreError};
+use crate::queue::{Delivery, Queue, QueueError, Topic};
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 use std::sync::Arc;
