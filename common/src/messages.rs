@@ -4,6 +4,7 @@
 use crate::analysis::AnalysisReport;
 use crate::domain::{DocumentCategory, ItemError};
 use crate::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
+use crate::telemetry::{request_field, RequestId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,22 @@ pub enum JobSource {
     Verification { verification_id: VerificationId },
 }
 
+impl JobSource {
+    /// The span of work on this document (`stage`: `job` in a worker, `result` in the recorder):
+    /// its ids and the request that created it, on every log line inside.
+    pub fn span(&self, stage: &'static str, request_id: Option<&RequestId>) -> tracing::Span {
+        let request_id = request_field(request_id);
+        match self {
+            JobSource::BatchItem { batch_id, item_id } => {
+                tracing::error_span!("document", stage, request_id, batch_id = %batch_id, item_id = %item_id)
+            }
+            JobSource::Verification { verification_id } => {
+                tracing::error_span!("document", stage, request_id, verification_id = %verification_id)
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobV1 {
     pub company_id: CompanyId,
@@ -36,6 +53,9 @@ pub struct JobV1 {
     pub blob_context: String,
     /// A job taken after this instant is reported expired without analysis.
     pub deadline: DateTime<Utc>,
+    /// The request that deposited the document (or submitted the journey).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
 }
 
 /// What the recorder (the one writer of SQLite) is asked to apply.
@@ -50,12 +70,19 @@ pub enum RecorderMessage {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RecorderV1 {
     /// A worker took the job.
-    JobStarted { source: JobSource, at: DateTime<Utc> },
+    JobStarted {
+        source: JobSource,
+        at: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<RequestId>,
+    },
     /// A worker finished the job.
     JobFinished {
         source: JobSource,
         outcome: JobOutcome,
         at: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<RequestId>,
     },
     /// A batch deadline fell due.
     BatchDeadline { batch_id: BatchId, at: DateTime<Utc> },
@@ -79,6 +106,18 @@ pub enum JobOutcome {
     Canceled,
 }
 
+impl JobOutcome {
+    /// The outcome's name, for logs (never the report's content).
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobOutcome::Analysed { .. } => "analysed",
+            JobOutcome::Errored { .. } => "errored",
+            JobOutcome::Expired => "expired",
+            JobOutcome::Canceled => "canceled",
+        }
+    }
+}
+
 /// A webhook to deliver: everything the notifier needs but the company's signing secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventDelivery {
@@ -93,6 +132,9 @@ pub struct EventDelivery {
     /// slots taken; it spaces the next looks, and is not an attempt.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub deferrals: u32,
+    /// The request whose work emitted the event, for the notifier's log lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
 }
 
 fn is_zero(n: &u32) -> bool {

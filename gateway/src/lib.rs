@@ -17,6 +17,7 @@ pub mod ops;
 pub mod rate_limit;
 pub mod recorder;
 pub mod relay;
+pub mod request_id;
 pub mod routes;
 pub mod server;
 pub mod state;

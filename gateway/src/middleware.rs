@@ -9,11 +9,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use common::domain::ErrorCode;
+use common::telemetry::RequestId;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 pub fn wrap(router: Router) -> Router {
     router
@@ -34,6 +35,20 @@ pub fn wrap(router: Router) -> Router {
         )
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(middleware::from_fn(drop_unusable_request_id))
+}
+
+/// A client may name its request, but only with an id [`RequestId::parse`] keeps: another one
+/// is dropped here, so the request gets a fresh one and no log line or job carries it.
+async fn drop_unusable_request_id(mut req: Request, next: Next) -> Response {
+    let usable = req
+        .headers()
+        .get(&REQUEST_ID)
+        .map(|value| value.to_str().ok().and_then(RequestId::parse).is_some());
+    if usable == Some(false) {
+        req.headers_mut().remove(&REQUEST_ID);
+    }
+    next.run(req).await
 }
 
 /// No CORS: a browser preflight is refused outright.

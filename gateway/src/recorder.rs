@@ -10,10 +10,12 @@ use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, Topic};
 use common::store::consultations::{self, ImageFile, NewConsultation};
 use common::store::{batches, events, verifications, workflows, RepoError, Store};
+use common::telemetry::RequestId;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 #[derive(Clone)]
 pub struct Recorder {
@@ -73,29 +75,33 @@ impl Recorder {
 
     async fn apply(&self, message: RecorderV1) -> Result<(), RecordError> {
         match message {
-            RecorderV1::JobStarted {
-                source: JobSource::BatchItem { item_id, .. },
-                ..
-            } => {
-                self.store.write(move |tx| batches::mark_processing(tx, &item_id)).await?;
-            }
-            RecorderV1::JobStarted {
-                source: JobSource::Verification { .. },
-                ..
-            } => {}
-            RecorderV1::JobFinished {
-                source: JobSource::BatchItem { batch_id, item_id },
-                outcome,
-                at,
-            } => {
-                self.finish_batch_item(batch_id, item_id, outcome, at).await?;
+            RecorderV1::JobStarted { source, request_id, .. } => {
+                let span = source.span("result", request_id.as_ref());
+                if let JobSource::BatchItem { item_id, .. } = source {
+                    self.store
+                        .write(move |tx| batches::mark_processing(tx, &item_id))
+                        .instrument(span)
+                        .await?;
+                }
             }
             RecorderV1::JobFinished {
-                source: JobSource::Verification { verification_id },
+                source,
                 outcome,
                 at,
+                request_id,
             } => {
-                self.finish_verification(verification_id, outcome, at).await?;
+                let span = source.span("result", request_id.as_ref());
+                let name = outcome.name();
+                let finished = Finished { outcome, at, request_id };
+                match source {
+                    JobSource::BatchItem { batch_id, item_id } => {
+                        self.finish_batch_item(batch_id, item_id, finished).instrument(span.clone()).await?
+                    }
+                    JobSource::Verification { verification_id } => {
+                        self.finish_verification(verification_id, finished).instrument(span.clone()).await?
+                    }
+                }
+                span.in_scope(|| tracing::info!(outcome = name, "result recorded"));
             }
             RecorderV1::BatchDeadline { batch_id, at } => {
                 let expired = self
@@ -113,13 +119,8 @@ impl Recorder {
         Ok(())
     }
 
-    async fn finish_batch_item(
-        &self,
-        batch_id: BatchId,
-        item_id: BatchItemId,
-        outcome: JobOutcome,
-        at: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), RecordError> {
+    async fn finish_batch_item(&self, batch_id: BatchId, item_id: BatchItemId, finished: Finished) -> Result<(), RecordError> {
+        let Finished { outcome, at, request_id } = finished;
         let (b, i) = (batch_id.clone(), item_id.clone());
         let Some(item) = self.store.read(move |c| batches::item_for_result(c, &b, &i)).await? else {
             tracing::warn!(%item_id, "result for an unknown document ignored");
@@ -129,31 +130,38 @@ impl Recorder {
             return Ok(());
         }
         let (status, error) = match outcome {
-            JobOutcome::Analysed { report } => return self.record_consultation(batch_id, item_id, item, *report, at).await,
+            JobOutcome::Analysed { report } => {
+                let analysed = Analysed {
+                    report: *report,
+                    at,
+                    request_id,
+                };
+                return self.record_consultation(batch_id, item_id, item, analysed).await;
+            }
             JobOutcome::Errored { error, .. } => (ItemStatus::Errored, Some(error)),
             JobOutcome::Expired => (ItemStatus::Expired, None),
             JobOutcome::Canceled => {
                 self.store
-                    .write(move |tx| batches::settle_canceled_job(tx, &batch_id, &item_id, chrono::Utc::now()))
+                    .write(move |tx| batches::settle_canceled_job(tx, &batch_id, &item_id, request_id.as_ref(), chrono::Utc::now()))
                     .await?;
                 return Ok(());
             }
         };
-        self.settle(batch_id, item_id, status, error).await
+        self.settle(batch_id, item_id, (status, error), request_id).await
     }
 
     async fn settle(
         &self,
         batch_id: BatchId,
         item_id: BatchItemId,
-        status: ItemStatus,
-        error: Option<ItemError>,
+        (status, error): (ItemStatus, Option<ItemError>),
+        request_id: Option<RequestId>,
     ) -> Result<(), RecordError> {
         self.store
             .write(move |tx| {
                 let now = chrono::Utc::now();
                 if batches::settle_item(tx, &item_id, status, error, None, now)? {
-                    batches::announce_if_settled(tx, &batch_id, now)?;
+                    batches::announce_if_settled(tx, &batch_id, request_id.as_ref(), now)?;
                 }
                 Ok::<_, RepoError>(())
             })
@@ -169,9 +177,13 @@ impl Recorder {
         batch_id: BatchId,
         item_id: BatchItemId,
         item: batches::ItemForResult,
-        report: common::analysis::AnalysisReport,
-        analyzed_at: chrono::DateTime<chrono::Utc>,
+        analysed: Analysed,
     ) -> Result<(), RecordError> {
+        let Analysed {
+            report,
+            at: analyzed_at,
+            request_id,
+        } = analysed;
         let now = chrono::Utc::now();
         let consultation_id = ConsultationId::generate(now);
         let deposit_context = batches::blob_context(&item.company_id, &item_id);
@@ -207,7 +219,7 @@ impl Recorder {
                 for image in &stored_images {
                     consultations::add_image(tx, &consultation_id, image, now)?;
                 }
-                batches::announce_if_settled(tx, &batch_id, now)?;
+                batches::announce_if_settled(tx, &batch_id, request_id.as_ref(), now)?;
                 Ok::<_, RepoError>(true)
             })
             .await;
@@ -221,12 +233,8 @@ impl Recorder {
     /// document, its uploads are copied into the consultation's own encrypted images (bound to the
     /// consultation and side, which is what the images API opens them with), recorded in the
     /// transaction that records the consultation; the uploads are then released.
-    async fn finish_verification(
-        &self,
-        id: VerificationId,
-        outcome: JobOutcome,
-        at: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), RecordError> {
+    async fn finish_verification(&self, id: VerificationId, finished: Finished) -> Result<(), RecordError> {
+        let Finished { outcome, at, request_id } = finished;
         let report = match outcome {
             JobOutcome::Analysed { report } => *report,
             // Workers turn a journey's errors into an `analyse_impossible` report (see
@@ -269,7 +277,7 @@ impl Recorder {
         let recorded = self
             .store
             .write(move |tx| {
-                if verifications::record_result(tx, &id, &consultation_id, &report, at, now)?.is_none() {
+                if verifications::record_result(tx, &id, &consultation_id, &report, at, request_id.as_ref(), now)?.is_none() {
                     return Ok(false);
                 }
                 for image in &stored_images {
@@ -353,4 +361,18 @@ impl Recorder {
             }
         }
     }
+}
+
+/// What a worker reported of a finished job, with the request that created the work.
+struct Finished {
+    outcome: JobOutcome,
+    at: chrono::DateTime<chrono::Utc>,
+    request_id: Option<RequestId>,
+}
+
+/// An analysis to record as a consultation.
+struct Analysed {
+    report: common::analysis::AnalysisReport,
+    at: chrono::DateTime<chrono::Utc>,
+    request_id: Option<RequestId>,
 }

@@ -8,10 +8,11 @@ use crate::share::Shares;
 use chrono::Utc;
 use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
+use common::telemetry::request_field;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, error, info, warn};
+use tracing::{debug, error, info, warn, Instrument};
 
 /// Wait before a message is handed out again when its effects could not be published, or its
 /// company's secrets could not be read: long enough not to spin on a sick dependency, short
@@ -94,6 +95,17 @@ impl Consumer {
                 return;
             }
         };
+        let span = tracing::error_span!(
+            "delivery",
+            request_id = request_field(event.request_id.as_ref()),
+            event_id = %event.event_id,
+            attempt = event.attempt
+        );
+        self.attempt(delivery, event).instrument(span).await
+    }
+
+    /// One attempt at delivering `event`, and its outcome settled.
+    async fn attempt(&self, delivery: &Delivery, event: EventDelivery) {
         // Held for the attempt only: the slot's share is given back before the outcome is settled.
         let Some(permit) = self.shares.try_acquire(&event) else {
             self.defer(delivery, &event).await;

@@ -111,6 +111,7 @@ mod tests {
             body: "{}".into(),
             attempt: 1,
             deferrals: 0,
+            request_id: None,
         }
     }
 

@@ -318,6 +318,7 @@ impl Harness {
             body,
             attempt: 1,
             deferrals: 0,
+            request_id: None,
         };
         let payload = serde_json::to_vec(&event).expect("encode event");
         self.queue

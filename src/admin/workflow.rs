@@ -99,5 +99,5 @@ fn emit_test(tx: &rusqlite::Connection, id: &WorkflowId, now: chrono::DateTime<c
         verdict: Verdict::Conforme,
         decision: Some(Decision::Conforme),
     });
-    Ok(events::emit(tx, &workflow.company_id, &url, event, now)?.to_string())
+    Ok(events::emit(tx, &workflow.company_id, &url, event, None, now)?.to_string())
 }

@@ -14,6 +14,7 @@ use common::queue::{Delivery, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// Engine failures are retried this many times within one delivery before `engine_failure`.
 const ENGINE_ATTEMPTS: u32 = 3;
@@ -182,14 +183,15 @@ impl Worker {
             Topic::JobsRealtimeOverflow => Some(share.take(&job.company_id)),
             _ => None,
         };
-        match self.process(&job).await {
+        let span = job.source.span("job", job.request_id.as_ref());
+        match self.process(&job).instrument(span.clone()).await {
             Ok(()) => {
                 if let Err(e) = self.queue.ack(&delivery).await {
                     tracing::error!(error = %e, "ack failed; the job will be redelivered");
                 }
             }
             Err(e) => {
-                tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later");
+                span.in_scope(|| tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later"));
                 let _ = self.queue.nack(&delivery, Duration::from_secs(2)).await;
             }
         }
@@ -220,15 +222,23 @@ impl Worker {
 
     async fn process(&self, job: &JobV1) -> Result<(), JobError> {
         if let Some(outcome) = self.precheck(job).await? {
-            return self.report(&job.source, outcome).await;
+            tracing::info!(outcome = outcome.name(), "job ended without analysis");
+            return self.report(job, outcome).await;
         }
         self.publish(RecorderV1::JobStarted {
             source: job.source.clone(),
             at: chrono::Utc::now(),
+            request_id: job.request_id.clone(),
         })
         .await?;
+        let started = std::time::Instant::now();
         let outcome = self.analyse(job).await?;
-        self.report(&job.source, outcome).await
+        tracing::info!(
+            outcome = outcome.name(),
+            ms = started.elapsed().as_millis() as u64,
+            "document analysed"
+        );
+        self.report(job, outcome).await
     }
 
     /// What ends the job without analysis: canceled batch, passed deadline, AI disabled.
@@ -325,11 +335,12 @@ impl Worker {
         })
     }
 
-    async fn report(&self, source: &JobSource, outcome: JobOutcome) -> Result<(), JobError> {
+    async fn report(&self, job: &JobV1, outcome: JobOutcome) -> Result<(), JobError> {
         self.publish(RecorderV1::JobFinished {
-            source: source.clone(),
-            outcome: for_source(source, outcome),
+            source: job.source.clone(),
+            outcome: for_source(&job.source, outcome),
             at: chrono::Utc::now(),
+            request_id: job.request_id.clone(),
         })
         .await
     }
@@ -451,6 +462,7 @@ mod poison_tests {
             selfie_blob: None,
             blob_context: context,
             deadline: now + chrono::Duration::hours(1),
+            request_id: None,
         });
         queue
             .publish(Topic::JobsBatch, serde_json::to_vec(&job).unwrap(), Duration::ZERO)

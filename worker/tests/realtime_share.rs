@@ -178,6 +178,7 @@ impl Bench {
             selfie_blob: None,
             blob_context: context,
             deadline: Utc::now() + chrono::Duration::hours(1),
+            request_id: None,
         });
         self.queue
             .publish(Topic::JobsRealtime, serde_json::to_vec(&job).unwrap(), Duration::ZERO)

@@ -338,10 +338,10 @@ mod tests {
                 batches::deposit(tx, &on, &in_progress, &identity_item("blob-front"), u64::MAX, now)?;
                 batches::submit(tx, &on, &in_progress, window, now)?;
                 let canceled = batches::create(tx, &off, None, None, window, now)?.id;
-                batches::cancel(tx, &off, &canceled, now)?;
+                batches::cancel(tx, &off, &canceled, None, now)?;
                 let long_ago = now - chrono::Duration::days(5);
                 let old_canceled = batches::create(tx, &off, None, None, window, long_ago)?.id;
-                batches::cancel(tx, &off, &old_canceled, long_ago)?;
+                batches::cancel(tx, &off, &old_canceled, None, long_ago)?;
                 let due = live_flags::deadlines(tx)?
                     .into_iter()
                     .map(|row| (BatchId::parse(&row.batch_id).unwrap(), row.due_at_ms))

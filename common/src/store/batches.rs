@@ -11,6 +11,7 @@ use crate::ids::{BatchId, BatchItemId, CompanyId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::{Batch, BatchItem, Counts};
 use crate::queue::Topic;
+use crate::telemetry::RequestId;
 use crate::webhook::WebhookEvent;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -192,6 +193,8 @@ pub struct NewItem {
     pub back_blob: Option<String>,
     pub back_kind: Option<FileKind>,
     pub bytes: i64,
+    /// The deposit's request, carried by the document's job.
+    pub request_id: Option<RequestId>,
 }
 
 /// Records a deposit after checking every limit; returns its position.
@@ -224,12 +227,13 @@ pub fn deposit(
     }
     let position = in_batch as u32 + 1;
     tx.prepare_cached(
-        "INSERT INTO batch_items (id, batch_id, company_id, position, category, external_ref, agency_postal_code, agency_insee, status, front_blob, front_kind, back_blob, back_kind, bytes, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11, ?12, ?13, ?14)",
+        "INSERT INTO batch_items (id, batch_id, company_id, position, category, external_ref, agency_postal_code, agency_insee, status, front_blob, front_kind, back_blob, back_kind, bytes, created_at, request_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?
     .execute(params![
             item.id.as_str(), id.as_str(), company.as_str(), position, item.category.as_str(), item.external_ref, item.agency_postal_code, item.agency_insee,
-            item.front_blob, item.front_kind.as_str(), item.back_blob, item.back_kind.map(FileKind::as_str), item.bytes, crate::time::format(now)
+            item.front_blob, item.front_kind.as_str(), item.back_blob, item.back_kind.map(FileKind::as_str), item.bytes, crate::time::format(now),
+            item.request_id.as_ref().map(RequestId::as_str)
         ],
     )?;
     Ok(position)
@@ -279,12 +283,18 @@ pub fn submit(
 }
 
 /// Stops the batch: pending documents become `canceled`; documents in flight finish.
-pub fn cancel(tx: &Connection, company: &CompanyId, id: &BatchId, now: DateTime<Utc>) -> Result<Batch, RepoError> {
+pub fn cancel(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &BatchId,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<Batch, RepoError> {
     let batch = get(tx, company, id)?;
     if !can_cancel(batch.status) {
         return Err(RepoError::InvalidState(format!("batch {id} is already {}", batch.status)));
     }
-    close(tx, id, BatchStatus::Canceled, ItemStatus::Canceled, now)?;
+    close(tx, id, BatchStatus::Canceled, ItemStatus::Canceled, request_id, now)?;
     get(tx, company, id)
 }
 
@@ -302,11 +312,18 @@ pub fn expire_if_due(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Resul
     if !is_due(status, stored_time(&expires_at)?, now) {
         return Ok(false);
     }
-    close(tx, id, BatchStatus::Expired, ItemStatus::Expired, now)?;
+    close(tx, id, BatchStatus::Expired, ItemStatus::Expired, None, now)?;
     Ok(true)
 }
 
-fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, now: DateTime<Utc>) -> Result<(), RepoError> {
+fn close(
+    tx: &Connection,
+    id: &BatchId,
+    status: BatchStatus,
+    items: ItemStatus,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
     let at = crate::time::format(now);
     tx.execute(
         "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
@@ -319,12 +336,13 @@ fn close(tx: &Connection, id: &BatchId, status: BatchStatus, items: ItemStatus, 
         )?;
     }
     tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
-    announce_if_settled(tx, id, now)
+    announce_if_settled(tx, id, request_id, now)
 }
 
 /// Ends an in-progress batch whose documents are all settled, and emits `batch.completed` once
-/// when a terminal batch has nothing in flight any more.
-pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) -> Result<(), RepoError> {
+/// when a terminal batch has nothing in flight any more; `request_id` is that of the work that
+/// settled the last document, for the delivery's log lines.
+pub fn announce_if_settled(tx: &Connection, id: &BatchId, request_id: Option<&RequestId>, now: DateTime<Utc>) -> Result<(), RepoError> {
     let unsettled: i64 = tx.query_row(
         "SELECT count(*) FROM batch_items WHERE batch_id = ?1 AND status IN ('uploading', 'pending', 'processing')",
         [id.as_str()],
@@ -359,7 +377,7 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, now: DateTime<Utc>) ->
                 external_ref,
                 counts: counts(tx, id)?,
             };
-            events::emit(tx, &company, &url, event, now)?.to_string()
+            events::emit(tx, &company, &url, event, request_id, now)?.to_string()
         }
         None => "none".to_owned(),
     };
@@ -479,6 +497,15 @@ pub fn files_released(tx: &Connection, item: &str, now: DateTime<Utc>) -> Result
     Ok(())
 }
 
+/// A document waiting for its job, as SQLite holds it.
+struct PendingItem {
+    id: String,
+    category: String,
+    front_blob: Option<String>,
+    back_blob: Option<String>,
+    request_id: Option<String>,
+}
+
 /// Queues (through the outbox) one analysis job per pending document of the batch, or only for
 /// `item` when given.
 fn queue_jobs(
@@ -489,22 +516,24 @@ fn queue_jobs(
     deadline: DateTime<Utc>,
 ) -> Result<usize, RepoError> {
     let mut stmt = tx.prepare(
-        "SELECT id, category, front_blob, back_blob FROM batch_items
+        "SELECT id, category, front_blob, back_blob, request_id FROM batch_items
          WHERE batch_id = ?1 AND status IN ('pending', 'processing') AND (?2 IS NULL OR id = ?2) ORDER BY position",
     )?;
     let rows = stmt
         .query_map(params![batch.as_str(), item.map(|i| i.as_str())], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, Option<String>>(3)?,
-            ))
+            Ok(PendingItem {
+                id: r.get(0)?,
+                category: r.get(1)?,
+                front_blob: r.get(2)?,
+                back_blob: r.get(3)?,
+                request_id: r.get(4)?,
+            })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    for (item, category, front, back) in &rows {
-        let item: BatchItemId = stored(item)?;
-        let front = front
+    for row in &rows {
+        let item: BatchItemId = stored(&row.id)?;
+        let front = row
+            .front_blob
             .clone()
             .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt(format!("item {item} has no file"))))?;
         let job = Job::V1(JobV1 {
@@ -514,11 +543,12 @@ fn queue_jobs(
                 batch_id: batch.clone(),
                 item_id: item,
             },
-            category: stored(category)?,
+            category: stored(&row.category)?,
             front_blob: front,
-            back_blob: back.clone(),
+            back_blob: row.back_blob.clone(),
             selfie_blob: None,
             deadline,
+            request_id: row.request_id.as_deref().and_then(RequestId::parse),
         });
         outbox::push(tx, Topic::JobsBatch, &job)?;
     }
@@ -527,7 +557,13 @@ fn queue_jobs(
 
 /// A worker dropped a job as canceled: settle the document if its batch really is closed;
 /// otherwise the worker read a stale flag, and the job is queued again rather than lost.
-pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId, now: DateTime<Utc>) -> Result<(), RepoError> {
+pub fn settle_canceled_job(
+    tx: &Connection,
+    batch: &BatchId,
+    item: &BatchItemId,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
     let row: Option<(String, String, String)> = tx
         .query_row(
             "SELECT company_id, status, expires_at FROM batches WHERE id = ?1",
@@ -539,7 +575,7 @@ pub fn settle_canceled_job(tx: &Connection, batch: &BatchId, item: &BatchItemId,
     match requeued_item_status(stored(&status)?) {
         Some(final_status) => {
             if settle_item(tx, item, final_status, None, None, now)? {
-                announce_if_settled(tx, batch, now)?;
+                announce_if_settled(tx, batch, request_id, now)?;
             }
         }
         None => {

@@ -6,6 +6,7 @@ use super::outbox;
 use crate::ids::{CompanyId, EventId};
 use crate::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
 use crate::queue::Topic;
+use crate::telemetry::RequestId;
 use crate::webhook::{DeliveryStatus, EventBody, EventType, WebhookEvent};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -13,7 +14,14 @@ use serde::Serialize;
 
 /// Records `event` with its id and time as the exact body every attempt will send, and queues its
 /// first delivery attempt.
-pub fn emit(tx: &Connection, company: &CompanyId, url: &str, event: WebhookEvent, now: DateTime<Utc>) -> Result<EventId, RepoError> {
+pub fn emit(
+    tx: &Connection,
+    company: &CompanyId,
+    url: &str,
+    event: WebhookEvent,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<EventId, RepoError> {
     let id = EventId::generate(now);
     let event_type = event.event_type().as_str();
     let body = EventBody {
@@ -24,10 +32,10 @@ pub fn emit(tx: &Connection, company: &CompanyId, url: &str, event: WebhookEvent
     let body = serde_json::to_string(&body)?;
     let at = crate::time::format(now);
     tx.execute(
-        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6)",
-        params![id.as_str(), company.as_str(), event_type, url, body, at],
+        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6, ?7)",
+        params![id.as_str(), company.as_str(), event_type, url, body, at, request_id.map(RequestId::as_str)],
     )?;
-    queue_first_attempt(tx, &id, company.clone(), url.into(), body)?;
+    queue_first_attempt(tx, &id, company.clone(), url.into(), body, request_id.cloned())?;
     Ok(id)
 }
 
@@ -144,14 +152,14 @@ impl EventRow {
 
 /// Queues a dead (or gone) event again, same id and body, attempts counted from zero.
 pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
-    let row: Option<(String, String, String, String)> = tx
+    let row: Option<(String, String, String, String, Option<String>)> = tx
         .query_row(
-            "SELECT company_id, url, body, status FROM webhook_events WHERE id = ?1",
+            "SELECT company_id, url, body, status, request_id FROM webhook_events WHERE id = ?1",
             [id.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
         .optional()?;
-    let (company, url, body, status) = row.ok_or(RepoError::NotFound)?;
+    let (company, url, body, status, request_id) = row.ok_or(RepoError::NotFound)?;
     let status: DeliveryStatus = stored(&status)?;
     if !status.is_dead_letter() {
         return Err(RepoError::InvalidState(format!(
@@ -163,12 +171,26 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
         "UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1",
         params![id.as_str(), crate::time::format(now)],
     )?;
-    queue_first_attempt(tx, id, stored(&company)?, url, body)?;
+    queue_first_attempt(
+        tx,
+        id,
+        stored(&company)?,
+        url,
+        body,
+        request_id.as_deref().and_then(RequestId::parse),
+    )?;
     Ok(())
 }
 
 /// Hands attempt 1 of an event to the notifier through the outbox.
-fn queue_first_attempt(tx: &Connection, id: &EventId, company: CompanyId, url: String, body: String) -> Result<(), RepoError> {
+fn queue_first_attempt(
+    tx: &Connection,
+    id: &EventId,
+    company: CompanyId,
+    url: String,
+    body: String,
+    request_id: Option<RequestId>,
+) -> Result<(), RepoError> {
     outbox::push(
         tx,
         Topic::Events,
@@ -179,6 +201,7 @@ fn queue_first_attempt(tx: &Connection, id: &EventId, company: CompanyId, url: S
             body,
             attempt: 1,
             deferrals: 0,
+            request_id,
         },
     )
 }

@@ -240,6 +240,12 @@ ALTER TABLE queue_messages ADD COLUMN owner TEXT;
 ALTER TABLE queue_messages ADD COLUMN turn INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX queue_owner_turns ON queue_messages(topic, owner, turn) WHERE owner IS NOT NULL;
 "#,
+    // The request that deposited a document, and the one whose work emitted an event, carried in
+    // jobs and deliveries so one document's log lines share its id (`telemetry::RequestId`).
+    r#"
+ALTER TABLE batch_items ADD COLUMN request_id TEXT;
+ALTER TABLE webhook_events ADD COLUMN request_id TEXT;
+"#,
 ];
 
 /// Brings the schema up to date.

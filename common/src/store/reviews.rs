@@ -28,7 +28,7 @@ pub fn settle(
                     reviewed_at: now,
                 },
             };
-            Some(events::emit(tx, &company, &url, event, now)?.to_string())
+            Some(events::emit(tx, &company, &url, event, None, now)?.to_string())
         }
         None => None,
     };

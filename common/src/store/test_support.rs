@@ -59,6 +59,7 @@ pub fn identity_item(blob: &str) -> NewItem {
         back_blob: None,
         back_kind: None,
         bytes: 10,
+        request_id: None,
     }
 }
 

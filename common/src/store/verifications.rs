@@ -8,6 +8,7 @@ use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
 use crate::queue::Topic;
+use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -255,7 +256,7 @@ const JOURNEY_JOB_WINDOW_HOURS: i64 = 24;
 
 /// Closes the journey to uploads (`submitted`) and queues its one job on the real-time lane, in
 /// the same transaction: a 2xx means the job exists.
-pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Result<(), RepoError> {
+pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestId>, now: DateTime<Utc>) -> Result<(), RepoError> {
     let journey = open_or_refuse(tx, id, now)?;
     let mut stmt = tx.prepare("SELECT side, blob FROM verification_uploads WHERE verification_id = ?1")?;
     let files: Vec<(JourneySide, String)> = stmt
@@ -296,6 +297,7 @@ pub fn submit(tx: &Connection, id: &VerificationId, now: DateTime<Utc>) -> Resul
         selfie_blob: blob(JourneySide::Selfie),
         blob_context: upload_context(&journey.company_id, id),
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
+        request_id: request_id.cloned(),
     });
     super::outbox::push_owned(tx, Topic::JobsRealtime, journey.company_id.as_str(), &job)
 }
@@ -309,6 +311,7 @@ pub fn record_result(
     consultation_id: &crate::ids::ConsultationId,
     report: &crate::analysis::AnalysisReport,
     analyzed_at: DateTime<Utc>,
+    request_id: Option<&RequestId>,
     now: DateTime<Utc>,
 ) -> Result<Option<crate::model::Consultation>, RepoError> {
     let row: Option<(String, String, Option<String>, String)> = tx
@@ -349,7 +352,7 @@ pub fn record_result(
     let consultation = super::consultations::get(tx, &company, consultation_id)?;
     if let Some(url) = &workflow.webhook_url {
         let event = WebhookEvent::VerificationCompleted(ConsultationOutcome::of(&consultation));
-        super::events::emit(tx, &company, url, event, now)?;
+        super::events::emit(tx, &company, url, event, request_id, now)?;
     }
     Ok(Some(consultation))
 }
@@ -489,13 +492,13 @@ mod tests {
                     kind: FileKind::Jpeg,
                     bytes: 3,
                 };
-                let missing_selfie = submit(tx, &id, now).err().map(|e| e.to_string());
+                let missing_selfie = submit(tx, &id, None, now).err().map(|e| e.to_string());
                 assert_eq!(record_upload(tx, &id, &upload("front", "b1"), now)?, None);
                 assert_eq!(record_upload(tx, &id, &upload("front", "b2"), now)?.as_deref(), Some("b1"));
                 let wrong_side = record_upload(tx, &id, &upload("document", "b3"), now).is_err();
                 record_upload(tx, &id, &upload("selfie", "b4"), now)?;
-                submit(tx, &id, now)?;
-                let again = submit(tx, &id, now).err().map(|e| e.to_string());
+                submit(tx, &id, None, now)?;
+                let again = submit(tx, &id, None, now).err().map(|e| e.to_string());
                 let late_upload = record_upload(tx, &id, &upload("back", "b5"), now).is_err();
                 let jobs: Vec<String> = tx
                     .prepare("SELECT payload FROM outbox WHERE topic = 'jobs.realtime'")?
@@ -579,8 +582,8 @@ mod tests {
                     pages: 1,
                     checks: vec![],
                 };
-                let first = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;
-                let again = record_result(tx, &id, &ConsultationId::generate(now), &report, now, now)?;
+                let first = record_result(tx, &id, &ConsultationId::generate(now), &report, now, None, now)?;
+                let again = record_result(tx, &id, &ConsultationId::generate(now), &report, now, None, now)?;
                 let events: i64 = tx.query_row(
                     "SELECT count(*) FROM webhook_events WHERE event_type = 'verification.completed'",
                     [],
@@ -672,10 +675,10 @@ mod tests {
                 let id = session(tx, &company, &wf, "tok", now)?;
                 record_upload(tx, &id, &upload("front", "b1"), now)?;
                 record_upload(tx, &id, &upload("selfie", "b2"), now)?;
-                submit(tx, &id, now)?;
+                submit(tx, &id, None, now)?;
                 let unknown = uploads_for_result(tx, &VerificationId::generate(now))?;
                 let before = uploads_for_result(tx, &id)?;
-                record_result(tx, &id, &ConsultationId::generate(now), &report(), now, now)?;
+                record_result(tx, &id, &ConsultationId::generate(now), &report(), now, None, now)?;
                 let after = uploads_for_result(tx, &id)?;
                 Ok::<_, RepoError>((unknown.is_none(), before, after, company))
             })
@@ -704,8 +707,8 @@ mod tests {
                 let done = session(tx, &company, &wf, "t1", now)?;
                 record_upload(tx, &done, &upload("front", "done-front"), now)?;
                 record_upload(tx, &done, &upload("selfie", "done-selfie"), now)?;
-                submit(tx, &done, now)?;
-                record_result(tx, &done, &ConsultationId::generate(now), &report(), now, now)?;
+                submit(tx, &done, None, now)?;
+                record_result(tx, &done, &ConsultationId::generate(now), &report(), now, None, now)?;
                 let expired = session(tx, &company, &wf, "t2", now)?;
                 record_upload(tx, &expired, &upload("front", "expired-front"), now)?;
                 tx.execute(
@@ -715,7 +718,7 @@ mod tests {
                 let waiting = session(tx, &company, &wf, "t3", now)?;
                 record_upload(tx, &waiting, &upload("front", "waiting-front"), now)?;
                 record_upload(tx, &waiting, &upload("selfie", "waiting-selfie"), now)?;
-                submit(tx, &waiting, now)?;
+                submit(tx, &waiting, None, now)?;
                 let open = session(tx, &company, &wf, "t4", now)?;
                 record_upload(tx, &open, &upload("front", "open-front"), now)?;
 

@@ -5,6 +5,7 @@ use super::path_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::input::{external_ref, Json, Query};
+use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -88,12 +89,17 @@ pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Pat
     Ok(axum::Json(batch))
 }
 
-pub async fn cancel(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
+pub async fn cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    CurrentRequest(request_id): CurrentRequest,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let company = caller.company_id;
     let batch = state
         .store
-        .write(move |tx| batches::cancel(tx, &company, &id, chrono::Utc::now()))
+        .write(move |tx| batches::cancel(tx, &company, &id, request_id.as_ref(), chrono::Utc::now()))
         .await?;
     state.outbox_wake.notify_one();
     Ok(axum::Json(batch))

@@ -7,6 +7,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::input::{external_ref, BodyText, RawJson};
 use crate::inspect;
+use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -134,6 +135,7 @@ fn parse_request(body: &RawJson, req: DepositRequest<'_>) -> Result<Request, Api
 pub async fn deposit(
     State(state): State<AppState>,
     caller: Caller,
+    CurrentRequest(request_id): CurrentRequest,
     Path(id): Path<String>,
     body: RawJson,
 ) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
@@ -176,6 +178,7 @@ pub async fn deposit(
         back_blob: back_blob.clone(),
         back_kind: back.as_ref().map(|b| b.kind),
         bytes,
+        request_id,
     };
     let written = store_files(&state, &context, (&front_blob, front), back_blob.as_deref().zip(back)).await;
     let recorded = match written {

@@ -17,6 +17,7 @@ use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
 use crate::error::{ApiError, ApiResult};
 use crate::inspect;
+use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -284,6 +285,7 @@ pub async fn submit(
     Path(token): Path<String>,
     headers: HeaderMap,
     client: ClientAddr,
+    CurrentRequest(request_id): CurrentRequest,
 ) -> ApiResult<(StatusCode, axum::Json<Status>)> {
     let journey = authorise_write(&state, &headers, &client, &token).await?;
     if !journey.is_open() {
@@ -292,7 +294,7 @@ pub async fn submit(
     let id = journey.id.clone();
     state
         .store
-        .write(move |tx| verifications::submit(tx, &id, chrono::Utc::now()))
+        .write(move |tx| verifications::submit(tx, &id, request_id.as_ref(), chrono::Utc::now()))
         .await?;
     state.outbox_wake.notify_one();
     Ok((
