@@ -42,22 +42,19 @@ pub struct WorkerArgs {
 use common::config::Config;
 
 pub async fn dispatch(cli: Cli) -> ExitCode {
-    let config = match common::config::Config::load() {
+    let flags = match &cli.command {
+        Command::Serve(args) => args.flags(),
+        Command::Worker(args) => args.concurrency.map(|n| ("SCEAU_WORKERS", n.to_string())).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    let config = match common::config::Config::load(&flags) {
         Ok(c) => c,
         Err(e) => return output::fail(&e.to_string()),
     };
     match cli.command {
-        Command::Serve(args) => serve::run(config, args).await,
+        Command::Serve(_) => serve::run(config).await,
         Command::Gateway => run_role(config, Role::Gateway).await,
-        Command::Worker(args) => {
-            let mut config = config;
-            if let Some(n) = args.concurrency {
-                if let Err(e) = config.set("SCEAU_WORKERS", &n.to_string()) {
-                    return output::fail(&e.to_string());
-                }
-            }
-            run_role(config, Role::Worker).await
-        }
+        Command::Worker(_) => run_role(config, Role::Worker).await,
         Command::Notifier => run_role(config, Role::Notifier).await,
         Command::Admin(args) => admin::run(config, args).await,
         Command::Ops(args) => ops::run(config, args).await,

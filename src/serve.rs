@@ -19,28 +19,29 @@ pub struct ServeArgs {
     workers: Option<usize>,
 }
 
-pub async fn run(mut config: Config, args: ServeArgs) -> ExitCode {
-    common::telemetry::init();
-    if let Err(e) = apply_flags(&mut config, args) {
-        return output::fail(&e.to_string());
+impl ServeArgs {
+    /// The flags given, by the variables they override.
+    pub fn flags(&self) -> Vec<(&'static str, String)> {
+        let mut flags = Vec::new();
+        if let Some(listen) = &self.listen {
+            flags.push(("SCEAU_LISTEN", listen.clone()));
+        }
+        if let Some(dir) = &self.data_dir {
+            flags.push(("SCEAU_DATA_DIR", dir.display().to_string()));
+        }
+        if let Some(workers) = self.workers {
+            flags.push(("SCEAU_WORKERS", workers.to_string()));
+        }
+        flags
     }
+}
+
+pub async fn run(config: Config) -> ExitCode {
+    common::telemetry::init();
     match start(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => output::fail(&format!("{e:#}")),
     }
-}
-
-fn apply_flags(config: &mut Config, args: ServeArgs) -> Result<(), common::config::ConfigError> {
-    if let Some(l) = args.listen {
-        config.set("SCEAU_LISTEN", &l)?;
-    }
-    if let Some(d) = args.data_dir {
-        config.data_dir = d;
-    }
-    if let Some(w) = args.workers {
-        config.set("SCEAU_WORKERS", &w.to_string())?;
-    }
-    Ok(())
 }
 
 async fn start(config: Config) -> anyhow::Result<()> {

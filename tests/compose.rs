@@ -56,12 +56,14 @@ fn compose_runs_the_roles_with_settings_the_binary_accepts() {
 
         let env = get("environment");
         let env = env.as_hash().unwrap_or_else(|| panic!("{role} has an environment"));
-        let mut config = common::config::Config::default();
-        for (k, v) in env {
-            let (k, v) = (k.as_str().expect("variable name"), v.as_str().expect("variable value"));
+        let vars: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(k, v)| (k.as_str().expect("variable name"), v.as_str().expect("variable value")))
+            .collect();
+        for (k, _) in &vars {
             assert!(k.starts_with("SCEAU_"), "{role}: unexpected variable {k}");
-            config.set(k, v).unwrap_or_else(|e| panic!("{role}: {e}"));
         }
+        let config = common::config::Config::from_vars(vars).unwrap_or_else(|e| panic!("{role}: {e}"));
         assert!(
             config.amqp_url.is_some() && config.redis_url.is_some(),
             "{role} runs on RabbitMQ and Redis"
@@ -105,12 +107,13 @@ fn compose_mounts_the_master_key_as_a_secret_outside_the_data_volume() {
     for role in ["gateway", "worker", "notifier"] {
         let service = merged(&doc["services"][role]);
         let get = |k: &str| service.get(&Yaml::String(k.into())).cloned().unwrap_or(Yaml::BadValue);
-        let mut config = common::config::Config::default();
-        for (k, v) in get("environment").as_hash().expect("environment") {
-            config
-                .set(k.as_str().expect("name"), v.as_str().expect("value"))
-                .expect("a valid setting");
-        }
+        let environment = get("environment");
+        let vars = environment
+            .as_hash()
+            .expect("environment")
+            .iter()
+            .map(|(k, v)| (k.as_str().expect("name"), v.as_str().expect("value")));
+        let config = common::config::Config::from_vars(vars).expect("valid settings");
         let key = config.master_key_path().display().to_string();
         assert!(
             !config.master_key_path().starts_with(&config.data_dir),

@@ -113,7 +113,7 @@ impl ChildAnalyser {
 
     fn engine(&mut self) -> Result<&BuiltinEngine, String> {
         if self.engine.is_none() {
-            let config = Config::load().map_err(|e| e.to_string())?;
+            let config = Config::load(&[]).map_err(|e| e.to_string())?;
             let mut options = EngineOptions::from_config(&config);
             options.timeout += CHILD_TIMER_SLACK;
             // The parent built the same engine at start and logged its warnings once.

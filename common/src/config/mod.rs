@@ -1,0 +1,433 @@
+//! Configuration, declared once: [`Config`] is what every role reads, and its serde attributes
+//! say how each setting is spelled and read. Settings come from defaults, then `sceau.toml` in
+//! the working directory, then `SCEAU_*` variables, then the binary's flags (each overriding the
+//! one before); a variable is the file's key in upper case after `SCEAU_`. Invalid values fail at
+//! start with one clear line naming the variable.
+
+mod de;
+mod sources;
+
+use figment::providers::{Format, Toml};
+use figment::Figment;
+use serde::Deserialize;
+use sources::{keys_of, Texts};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// Everything a role needs to start.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Database, blobs and master key live here.
+    pub data_dir: PathBuf,
+    #[serde(deserialize_with = "de::lenient")]
+    pub listen: SocketAddr,
+    /// Where `/metrics` is served, apart from the public listener (loopback by default).
+    #[serde(deserialize_with = "de::lenient")]
+    pub metrics_listen: SocketAddr,
+    /// Base of journey and authenticity links, without a trailing slash; defaults to
+    /// `http://<listen>`.
+    #[serde(deserialize_with = "de::text")]
+    pub public_url: Option<String>,
+    #[serde(deserialize_with = "de::path")]
+    pub master_key_file: Option<PathBuf>,
+    /// Concurrent analysis jobs of the embedded worker pool (1 to 1024).
+    #[serde(deserialize_with = "de::lenient")]
+    pub workers: usize,
+    /// Hosts exempt from the SSRF guard and the https rule (comma-separated).
+    #[serde(deserialize_with = "de::hosts")]
+    pub webhook_allow_hosts: Vec<String>,
+    /// Delays between webhook attempts; `None` keeps the notifier's default schedule.
+    #[serde(deserialize_with = "de::text")]
+    pub retry_schedule: Option<String>,
+    /// Pending file volume allowed per company, in bytes.
+    #[serde(deserialize_with = "de::lenient")]
+    pub volume_limit_bytes: u64,
+    /// Open and completion windows of batches (24 h; shortened only to test expiry).
+    #[serde(rename = "batch_window_seconds", deserialize_with = "de::seconds")]
+    pub batch_window: Duration,
+    /// Real-time requests per minute and company.
+    #[serde(deserialize_with = "de::lenient")]
+    pub realtime_rate_per_minute: u32,
+    /// How often deadlines, outbox and retention are swept (at least 10 ms).
+    #[serde(rename = "sweep_interval_ms", deserialize_with = "de::millis")]
+    pub sweep_interval: Duration,
+    #[serde(deserialize_with = "de::text")]
+    pub amqp_url: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    pub redis_url: Option<String>,
+    /// Prefix of every Redis key, so several deployments (or test runs) can share a server.
+    #[serde(deserialize_with = "de::plain")]
+    pub redis_prefix: String,
+    #[serde(deserialize_with = "de::path")]
+    pub trust_dir: Option<PathBuf>,
+    #[serde(deserialize_with = "de::flag")]
+    pub accept_test_ca: bool,
+    /// The Tesseract program that reads the visible text of photographed documents.
+    #[serde(deserialize_with = "tesseract_program")]
+    pub tesseract: PathBuf,
+    /// Issuers added to the shipped offline register (same TSV format).
+    #[serde(deserialize_with = "de::path")]
+    pub issuer_register_file: Option<PathBuf>,
+    /// An online company register consulted when the offline one does not know an issuer.
+    #[serde(deserialize_with = "de::text")]
+    pub issuer_register_url: Option<String>,
+    /// An external analysis service (face matching, fraud signals); `None` runs the built-in engine alone.
+    #[serde(deserialize_with = "de::text")]
+    pub external_engine_url: Option<String>,
+    #[serde(deserialize_with = "secret")]
+    pub external_engine_token: Option<SecretString>,
+    #[serde(rename = "external_engine_timeout_ms", deserialize_with = "de::millis")]
+    pub external_engine_timeout: Duration,
+    /// Longest an engine may spend on one document before the attempt counts as an engine failure.
+    #[serde(rename = "analysis_timeout_seconds", deserialize_with = "de::seconds")]
+    pub analysis_timeout: Duration,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (rate limits, audit log); empty:
+    /// the header is ignored and the TCP peer is the client.
+    #[serde(deserialize_with = "de::cidrs")]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+/// A credential read from the configuration: usable, never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+impl SecretString {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretString(…)")
+    }
+}
+
+fn secret<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SecretString>, D::Error> {
+    Ok(de::text(d)?.map(SecretString))
+}
+
+fn tesseract_program<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    Ok(de::text(d)?.map_or_else(|| PathBuf::from("tesseract"), PathBuf::from))
+}
+
+pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("./data"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            metrics_listen: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            public_url: None,
+            master_key_file: None,
+            workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            webhook_allow_hosts: Vec::new(),
+            retry_schedule: None,
+            volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
+            batch_window: Duration::from_secs(24 * 3600),
+            realtime_rate_per_minute: 120,
+            sweep_interval: Duration::from_secs(1),
+            amqp_url: None,
+            redis_url: None,
+            redis_prefix: "sceau:".into(),
+            trust_dir: None,
+            accept_test_ca: false,
+            tesseract: PathBuf::from("tesseract"),
+            issuer_register_file: None,
+            issuer_register_url: None,
+            external_engine_url: None,
+            external_engine_token: None,
+            external_engine_timeout: Duration::from_secs(10),
+            analysis_timeout: Duration::from_secs(120),
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+/// The public URL carries journey tokens to customers and the engine URL carries their documents:
+/// plain http is accepted only to this machine (127.0.0.0/8, ::1, localhost), for development and
+/// a TLS proxy on the same host. The value is not echoed: it may hold a credential.
+fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(value).map_err(|_| ConfigError(format!("{key} is not an absolute URL")))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(ConfigError(format!(
+            "{key} must use https; plain http is accepted only on a loopback host (127.0.0.0/8, ::1, localhost)"
+        ))),
+    }
+}
+
+impl Config {
+    /// Defaults, then `./sceau.toml`, then the process's `SCEAU_*` variables, then `flags`
+    /// (given by their variable names, e.g. `("SCEAU_WORKERS", "4")`).
+    pub fn load(flags: &[(&str, String)]) -> Result<Config, ConfigError> {
+        let environment = std::env::vars().filter(|(name, _)| name.starts_with("SCEAU_"));
+        Self::layered(Toml::file("sceau.toml"), environment, flags)
+    }
+
+    /// `file`, then `environment`, then `flags`, each overriding the one before.
+    fn layered(
+        file: impl figment::Provider,
+        environment: impl IntoIterator<Item = (String, String)>,
+        flags: &[(&str, String)],
+    ) -> Result<Config, ConfigError> {
+        let keys = keys_of::<Config>();
+        let flags = flags.iter().map(|(name, value)| (name.to_string(), value.clone()));
+        let figment = Figment::new()
+            .merge(file)
+            .merge(Texts::new("the environment", environment, keys, false).map_err(ConfigError)?)
+            .merge(Texts::new("the command line", flags, keys, true).map_err(ConfigError)?);
+        Self::extract(figment)
+    }
+
+    /// Defaults and `vars` only (a deployment's environment, read without this process's own):
+    /// every name must be a setting.
+    pub fn from_vars<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Config, ConfigError> {
+        let vars = vars.into_iter().map(|(name, value)| (name.to_owned(), value.to_owned()));
+        let texts = Texts::new("variables", vars, keys_of::<Config>(), true).map_err(ConfigError)?;
+        Self::extract(Figment::from(texts))
+    }
+
+    /// Defaults and a `sceau.toml` text.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        Self::extract(Figment::from(Toml::string(text)))
+    }
+
+    fn extract(figment: Figment) -> Result<Config, ConfigError> {
+        figment.extract::<Config>().map_err(explain)?.validate()
+    }
+
+    /// The rules no single value's reader can check alone.
+    fn validate(mut self) -> Result<Config, ConfigError> {
+        if self.workers == 0 || self.workers > 1024 {
+            return Err(ConfigError(format!("SCEAU_WORKERS={} must be between 1 and 1024", self.workers)));
+        }
+        if let Some(url) = &mut self.public_url {
+            https_unless_loopback("SCEAU_PUBLIC_URL", url)?;
+            // Links are built as `<public_url>/v/<token>`.
+            *url = url.trim_end_matches('/').to_owned();
+        }
+        if let Some(url) = &self.external_engine_url {
+            https_unless_loopback("SCEAU_EXTERNAL_ENGINE_URL", url)?;
+        }
+        if let Some(url) = &mut self.issuer_register_url {
+            *url = url.trim_end_matches('/').to_owned();
+        }
+        self.sweep_interval = self.sweep_interval.max(Duration::from_millis(10));
+        Ok(self)
+    }
+
+    pub fn database_path(&self) -> PathBuf {
+        self.data_dir.join("sceau.db")
+    }
+
+    pub fn blob_dir(&self) -> PathBuf {
+        self.data_dir.join("blobs")
+    }
+
+    pub fn master_key_path(&self) -> PathBuf {
+        self.master_key_file.clone().unwrap_or_else(|| self.data_dir.join("master.key"))
+    }
+
+    /// Base URL of links handed to customers.
+    pub fn public_base(&self, bound: SocketAddr) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{bound}"))
+    }
+}
+
+/// One line naming the setting by its variable, whatever source gave it, and where it came from.
+fn explain(error: figment::Error) -> ConfigError {
+    let source = error.metadata.as_ref().map(|m| m.name.to_string());
+    let setting = error.path.last().map(|key| format!("SCEAU_{}", key.to_ascii_uppercase()));
+    let from = source.map(|s| format!(" (from {s})")).unwrap_or_default();
+    match setting {
+        Some(setting) => ConfigError(format!("{setting}{from}: {}", error.kind)),
+        None => ConfigError(format!("{}{from}", error.kind)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_vars(pairs.iter().copied())
+    }
+
+    #[test]
+    fn file_environment_and_flags_read_every_setting_alike() {
+        let settings = [
+            ("data_dir", "/srv/sceau"),
+            ("listen", "127.0.0.1:9000"),
+            ("metrics_listen", "127.0.0.1:0"),
+            ("public_url", "https://sceau.example.com/"),
+            ("master_key_file", "/run/secrets/master_key"),
+            ("workers", "3"),
+            ("webhook_allow_hosts", "127.0.0.1, Localhost"),
+            ("retry_schedule", "1s,2s"),
+            ("volume_limit_bytes", "1000"),
+            ("batch_window_seconds", "60"),
+            ("realtime_rate_per_minute", "30"),
+            ("sweep_interval_ms", "250"),
+            ("amqp_url", "amqp://guest:guest@127.0.0.1:5672/%2f"),
+            ("redis_url", "redis://127.0.0.1:6379/0"),
+            ("redis_prefix", "t1:"),
+            ("trust_dir", "/etc/sceau/trust"),
+            ("accept_test_ca", "true"),
+            ("tesseract", "/usr/bin/tesseract"),
+            ("issuer_register_file", "/etc/sceau/issuers.tsv"),
+            ("issuer_register_url", "https://recherche-entreprises.api.gouv.fr/"),
+            ("external_engine_url", "https://faces.example/v1/analyse"),
+            ("external_engine_token", "12345"),
+            ("external_engine_timeout_ms", "2500"),
+            ("analysis_timeout_seconds", "30"),
+            ("trusted_proxies", "10.0.0.0/8"),
+        ];
+        assert_eq!(settings.len(), keys_of::<Config>().len(), "every setting is in this table");
+        for (key, text) in settings {
+            let var = format!("SCEAU_{}", key.to_ascii_uppercase());
+            let native = match text.parse::<u64>() {
+                Ok(n) => n.to_string(),
+                Err(_) if text == "true" => text.to_owned(),
+                Err(_) => format!("{text:?}"),
+            };
+            let from_file = Config::from_toml(&format!("{key} = {native}")).unwrap_or_else(|e| panic!("{key}: {e}"));
+            let from_env = vars(&[(&var, text)]).unwrap_or_else(|e| panic!("{var}: {e}"));
+            let from_flag = Config::layered(Toml::string(""), [], &[(&var, text.to_owned())]).unwrap();
+            let shown = format!("{from_file:?}");
+            assert_ne!(shown, format!("{:?}", Config::default()), "{key} changed nothing");
+            assert_eq!(shown, format!("{from_env:?}"), "{key}: file and environment disagree");
+            assert_eq!(shown, format!("{from_flag:?}"), "{key}: file and flag disagree");
+        }
+    }
+
+    #[test]
+    fn flags_override_the_environment_which_overrides_the_file() {
+        let file = Toml::string("workers = 2\nredis_prefix = \"file:\"\nlisten = \"127.0.0.1:7000\"");
+        let environment = [
+            ("SCEAU_WORKERS".to_owned(), "3".to_owned()),
+            ("SCEAU_REDIS_PREFIX".to_owned(), "env:".to_owned()),
+        ];
+        let c = Config::layered(file, environment, &[("SCEAU_WORKERS", "4".into())]).unwrap();
+        assert_eq!((c.workers, c.redis_prefix.as_str(), c.listen.port()), (4, "env:", 7000));
+        // Variables of other programs are left alone; an unknown flag or file key is an error.
+        let other = [("SCEAU_TEST_MODE".to_owned(), "distributed".to_owned())];
+        assert!(Config::layered(Toml::string(""), other, &[]).is_ok());
+        assert!(Config::layered(Toml::string(""), [], &[("SCEAU_NOPE", "1".into())]).is_err());
+        let err = Config::from_toml("nope = 1").unwrap_err().to_string();
+        assert!(err.contains("nope") && err.lines().count() == 1, "{err}");
+    }
+
+    #[test]
+    fn bad_values_fail_clearly_naming_the_variable() {
+        for (var, bad) in [
+            ("SCEAU_LISTEN", "nowhere"),
+            ("SCEAU_METRICS_LISTEN", "everywhere"),
+            ("SCEAU_WORKERS", "0"),
+            ("SCEAU_WORKERS", "many"),
+            ("SCEAU_ANALYSIS_TIMEOUT_SECONDS", "soon"),
+            ("SCEAU_ACCEPT_TEST_CA", "perhaps"),
+        ] {
+            let err = vars(&[(var, bad)]).unwrap_err().to_string();
+            assert!(err.contains(var), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        let err = Config::from_toml("workers = \"many\"").unwrap_err().to_string();
+        assert!(
+            err.contains("SCEAU_WORKERS") && err.contains("sceau.toml") || err.contains("TOML"),
+            "{err}"
+        );
+        assert!(vars(&[("SCEAU_ACCEPT_TEST_CA", "on")]).unwrap().accept_test_ca);
+        assert_eq!(vars(&[("SCEAU_AMQP_URL", " ")]).unwrap().amqp_url, None, "blank means unset");
+    }
+
+    #[test]
+    fn metrics_listen_on_loopback_unless_told_otherwise() {
+        assert_eq!(Config::default().metrics_listen, SocketAddr::from(([127, 0, 0, 1], 9464)));
+    }
+
+    #[test]
+    fn urls_lose_their_trailing_slash_and_the_token_is_never_printed() {
+        let c = Config::from_toml("public_url = \"https://x/\"").unwrap();
+        assert_eq!(c.public_base(SocketAddr::from(([127, 0, 0, 1], 1))), "https://x");
+        let c = vars(&[
+            ("SCEAU_EXTERNAL_ENGINE_TOKEN", "tok_very_secret"),
+            ("SCEAU_ISSUER_REGISTER_URL", "https://recherche-entreprises.api.gouv.fr/"),
+        ])
+        .unwrap();
+        assert_eq!(c.external_engine_token.as_ref().map(SecretString::expose), Some("tok_very_secret"));
+        assert_eq!(c.issuer_register_url.as_deref(), Some("https://recherche-entreprises.api.gouv.fr"));
+        assert!(!format!("{c:?}").contains("tok_very_secret"));
+    }
+
+    #[test]
+    fn public_and_engine_urls_must_be_https_except_on_loopback() {
+        for var in ["SCEAU_PUBLIC_URL", "SCEAU_EXTERNAL_ENGINE_URL"] {
+            for fine in [
+                "https://sceau.example.com",
+                "https://10.0.0.4:8443/v1/analyse",
+                "http://127.0.0.1:8080",
+                "http://127.9.8.7:1/x",
+                "http://[::1]:9000/",
+                "http://localhost:8080",
+                "http://LocalHost./",
+                "",
+            ] {
+                assert!(vars(&[(var, fine)]).is_ok(), "{var}={fine}");
+            }
+            for refused in [
+                "http://example.com",
+                "http://10.0.0.4:8080",
+                "http://[::2]/",
+                "http://localhost.example.com/",
+                "http://127.0.0.1.example.com/",
+                "http://127.0.0.1@example.com/",
+                "ftp://127.0.0.1/",
+                "sceau.example.com",
+            ] {
+                let err = vars(&[(var, refused)]).expect_err(refused).to_string();
+                assert!(err.contains(var), "{err}");
+                assert_eq!(err.lines().count(), 1, "{err}");
+            }
+        }
+        let err = vars(&[("SCEAU_PUBLIC_URL", "http://u:hunter2@example.com")]).unwrap_err();
+        assert!(!err.to_string().contains("hunter2"), "a credential in the URL is not echoed: {err}");
+        let err = Config::from_toml("public_url = \"http://sceau.example.com\"").unwrap_err();
+        assert!(
+            err.to_string().contains("SCEAU_PUBLIC_URL"),
+            "the file's value is checked too: {err}"
+        );
+    }
+
+    #[test]
+    fn trusted_proxies_are_cidrs() {
+        assert!(Config::default().trusted_proxies.is_empty(), "no proxy is trusted by default");
+        let c = vars(&[("SCEAU_TRUSTED_PROXIES", " 10.0.0.0/8, 127.0.0.1 ,fd00::/8,")]).unwrap();
+        let shown: Vec<String> = c.trusted_proxies.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+        assert!(vars(&[("SCEAU_TRUSTED_PROXIES", "")]).unwrap().trusted_proxies.is_empty());
+        for (refused, says) in [
+            ("10.0.0.0/33", "not a CIDR"),
+            ("proxy.example", "not a CIDR"),
+            ("10.0.0.1/8", "did you mean 10.0.0.0/8"),
+        ] {
+            let err = vars(&[("SCEAU_TRUSTED_PROXIES", refused)]).unwrap_err().to_string();
+            assert!(err.contains("SCEAU_TRUSTED_PROXIES") && err.contains(says), "{err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+}
