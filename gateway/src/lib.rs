@@ -15,13 +15,10 @@ pub mod middleware;
 pub mod openapi;
 pub mod ops;
 pub mod rate_limit;
-pub mod recorder;
-pub mod relay;
 pub mod request_id;
 pub mod routes;
 pub mod server;
 pub mod state;
-pub mod sweeper;
 
 use state::AppState;
 use tokio::net::TcpListener;

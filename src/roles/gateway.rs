@@ -54,21 +54,21 @@ pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>
         outbox_wake: outbox_wake.clone(),
         sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
     };
-    let recorder = gateway::recorder::Recorder {
+    let recorder = recorder::Recorder {
         store: store.clone(),
         blobs: backends.blobs.clone(),
         queue: backends.queue.clone(),
         outbox_wake: outbox_wake.clone(),
     };
     tasks.spawn(recorder.run(shutdown.clone()));
-    tasks.spawn(gateway::relay::run(
+    tasks.spawn(recorder::relay::run(
         store.clone(),
         backends.queue.clone(),
         outbox_wake,
         config.sweep_interval,
         shutdown.clone(),
     ));
-    tasks.spawn(gateway::sweeper::run(
+    tasks.spawn(recorder::sweeper::run(
         store.clone(),
         backends.blobs.clone(),
         config.sweep_interval,

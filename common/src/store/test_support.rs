@@ -140,3 +140,18 @@ pub fn queued(c: &rusqlite::Connection, topic: crate::queue::Topic) -> Result<Ve
         .collect::<Result<Vec<_>, super::RepoError>>()?;
     Ok(payloads)
 }
+
+/// Makes every insert into `table` fail until [`allow_inserts`]: a failure injected inside the
+/// transactions under test, after whatever they did outside the database.
+pub fn refuse_inserts(tx: &rusqlite::Connection, table: &str) -> Result<(), super::RepoError> {
+    tx.execute_batch(&format!(
+        "CREATE TRIGGER refuse_{table} BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+    ))?;
+    Ok(())
+}
+
+/// Undoes [`refuse_inserts`].
+pub fn allow_inserts(tx: &rusqlite::Connection, table: &str) -> Result<(), super::RepoError> {
+    tx.execute_batch(&format!("DROP TRIGGER refuse_{table};"))?;
+    Ok(())
+}

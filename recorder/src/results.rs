@@ -376,3 +376,6 @@ struct Analysed {
     at: chrono::DateTime<chrono::Utc>,
     request_id: Option<RequestId>,
 }
+
+#[cfg(test)]
+mod tests;
