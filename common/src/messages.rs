@@ -4,9 +4,82 @@
 use crate::analysis::AnalysisReport;
 use crate::domain::{DocumentCategory, ItemError};
 use crate::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
+use crate::queue::Topic;
 use crate::telemetry::{request_field, RequestId};
 use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+/// A message bound to the queue it travels on: its topic (and, on a topic shared fairly among
+/// companies, its company) come from the message, so nothing can publish a job on the wrong
+/// lane; and the span its handling runs in carries its ids.
+pub trait Message: Serialize + DeserializeOwned + Send + 'static {
+    /// The topic this message travels on.
+    fn topic(&self) -> Topic;
+
+    /// The company it belongs to, on a topic shared by owners (see `Topic::shared_by_owners`).
+    fn owner(&self) -> Option<&str> {
+        None
+    }
+
+    /// The span its handling runs in: the document's or event's ids and the request id.
+    fn span(&self) -> tracing::Span;
+}
+
+impl Message for Job {
+    /// A journey's job is real-time, a batch document's is not.
+    fn topic(&self) -> Topic {
+        let Job::V1(job) = self;
+        match job.source {
+            JobSource::Verification { .. } => Topic::JobsRealtime,
+            JobSource::BatchItem { .. } => Topic::JobsBatch,
+        }
+    }
+
+    fn owner(&self) -> Option<&str> {
+        let Job::V1(job) = self;
+        self.topic().shared_by_owners().then(|| job.company_id.as_str())
+    }
+
+    fn span(&self) -> tracing::Span {
+        let Job::V1(job) = self;
+        job.source.span("job", job.request_id.as_ref())
+    }
+}
+
+impl Message for RecorderMessage {
+    fn topic(&self) -> Topic {
+        Topic::Results
+    }
+
+    fn span(&self) -> tracing::Span {
+        let RecorderMessage::V1(message) = self;
+        match message {
+            RecorderV1::JobStarted { source, request_id, .. } | RecorderV1::JobFinished { source, request_id, .. } => {
+                source.span("result", request_id.as_ref())
+            }
+            RecorderV1::BatchDeadline { batch_id, .. } => tracing::error_span!("deadline", batch_id = %batch_id),
+            RecorderV1::DeliveryAttempt(attempt) => {
+                tracing::error_span!("delivery_report", event_id = %attempt.event_id, attempt = attempt.attempt)
+            }
+        }
+    }
+}
+
+impl Message for EventDelivery {
+    fn topic(&self) -> Topic {
+        Topic::Events
+    }
+
+    fn span(&self) -> tracing::Span {
+        tracing::error_span!(
+            "delivery",
+            request_id = request_field(self.request_id.as_ref()),
+            event_id = %self.event_id,
+            attempt = self.attempt
+        )
+    }
+}
 
 /// An analysis job: one document to analyse.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

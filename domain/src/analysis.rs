@@ -1,7 +1,7 @@
 //! What the analysis engine reports about one document: the findings the recorder turns into a
 //! consultation. It travels from a worker to the recorder, so it is plain serde data.
 
-use crate::vocabulary::{Anomaly, DocumentCategory, Severity, TwoDDoc, Verdict};
+use crate::vocabulary::{Anomaly, DocumentCategory, DocumentType, Severity, TwoDDoc, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// The engine's findings on one document (front, and back for identity documents).
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct AnalysisReport {
     pub verdict: Verdict,
     /// A `documentType` value of `API.md` (`inconnu` when nothing identifies it).
-    pub document_type: String,
+    pub document_type: DocumentType,
     /// ISO 3166-1 alpha-3, `None` when unknown.
     pub document_country: Option<String>,
     pub anomalies: Vec<Anomaly>,

@@ -24,24 +24,27 @@ pub fn decide(report: &AnalysisReport, rules: &WorkflowRules) -> (Decision, Opti
 
 fn violates(report: &AnalysisReport, rules: &WorkflowRules) -> bool {
     let too_young = matches!((rules.min_age, report.holder_age), (Some(min), Some(age)) if age < min);
-    let listed = |list: &Option<Vec<String>>, value: Option<&str>| match (list, value) {
-        (Some(list), Some(v)) => list.iter().any(|x| x.eq_ignore_ascii_case(v)),
+    let country_ok = match (&rules.accepted_countries, report.document_country.as_deref()) {
+        (Some(list), Some(country)) => list.iter().any(|x| x.eq_ignore_ascii_case(country)),
         (Some(_), None) => false,
         (None, _) => true,
     };
-    let country_ok = listed(&rules.accepted_countries, report.document_country.as_deref());
-    let type_ok = listed(&rules.accepted_document_types, Some(report.document_type.as_str()));
+    let type_ok = rules
+        .accepted_document_types
+        .as_ref()
+        .is_none_or(|types| types.contains(&report.document_type));
     too_young || !country_ok || !type_ok
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocabulary::DocumentType;
 
     fn report(verdict: Verdict) -> AnalysisReport {
         AnalysisReport {
             verdict,
-            document_type: "passeport".into(),
+            document_type: DocumentType::Passeport,
             document_country: Some("FRA".into()),
             anomalies: vec![],
             two_d_doc: None,
@@ -79,7 +82,7 @@ mod tests {
         };
         assert_eq!(decide(&report(Verdict::Conforme), &countries).0, Decision::Refuse);
         let types = WorkflowRules {
-            accepted_document_types: Some(vec!["passeport".into()]),
+            accepted_document_types: Some(vec![DocumentType::Passeport]),
             ..Default::default()
         };
         assert_eq!(decide(&report(Verdict::Conforme), &types).0, Decision::Conforme);

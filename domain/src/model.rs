@@ -37,7 +37,7 @@ pub struct WorkflowRules {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_countries: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accepted_document_types: Option<Vec<String>>,
+    pub accepted_document_types: Option<Vec<DocumentType>>,
     #[serde(default)]
     pub systematic_review: bool,
 }
@@ -78,7 +78,7 @@ pub struct Consultation {
     pub external_ref: Option<String>,
     pub workflow_id: WorkflowId,
     pub document_category: DocumentCategory,
-    pub document_type: String,
+    pub document_type: DocumentType,
     pub document_country: Option<String>,
     pub verdict: Verdict,
     pub decision: Option<Decision>,

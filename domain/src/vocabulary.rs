@@ -51,6 +51,40 @@ wire_enum!(
 );
 
 wire_enum!(
+    /// `documentType`: what the document is, `inconnu` when nothing identifies it.
+    DocumentType {
+        CarteIdentite => "carte_identite",
+        Passeport => "passeport",
+        TitreSejour => "titre_sejour",
+        PermisConduire => "permis_conduire",
+        AutreIdentite => "autre_identite",
+        JustificatifDomicile => "justificatif_domicile",
+        Facture => "facture",
+        AvisImposition => "avis_imposition",
+        BulletinSalaire => "bulletin_salaire",
+        Rib => "rib",
+        ReleveCompte => "releve_compte",
+        ContratTravail => "contrat_travail",
+        Attestation => "attestation",
+        AutreAdministratif => "autre_administratif",
+        Inconnu => "inconnu",
+    }
+);
+
+impl DocumentType {
+    /// The category the type belongs to; `None` for `inconnu`.
+    pub fn category(self) -> Option<DocumentCategory> {
+        use DocumentType::*;
+        match self {
+            CarteIdentite | Passeport | TitreSejour | PermisConduire | AutreIdentite => Some(DocumentCategory::Identite),
+            JustificatifDomicile | Facture | AvisImposition | BulletinSalaire | Rib | ReleveCompte | ContratTravail | Attestation
+            | AutreAdministratif => Some(DocumentCategory::Administratif),
+            Inconnu => None,
+        }
+    }
+}
+
+wire_enum!(
     /// The engine's technical finding; never changed after it is recorded.
     Verdict {
         Conforme => "conforme",

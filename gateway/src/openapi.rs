@@ -8,8 +8,8 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::Method;
 use common::domain::{
-    AnomalyCode, BatchStatus, Decision, DocumentCategory, ImageSide, ItemError, ItemStatus, JourneySide, ReadStatus, ReviewStatus,
-    Severity, SignatureStatus, Verdict, VerificationStatus,
+    AnomalyCode, BatchStatus, Decision, DocumentCategory, DocumentType, ImageSide, ItemError, ItemStatus, JourneySide, ReadStatus,
+    ReviewStatus, Severity, SignatureStatus, Verdict, VerificationStatus,
 };
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -1035,11 +1035,7 @@ fn schemas() -> Value {
                 "documentCategory": category,
                 "documentType": {
                     "type": "string",
-                    "enum": [
-                        "carte_identite", "passeport", "titre_sejour", "permis_conduire", "autre_identite",
-                        "justificatif_domicile", "facture", "avis_imposition", "bulletin_salaire", "rib", "releve_compte",
-                        "contrat_travail", "attestation", "autre_administratif", "inconnu",
-                    ],
+                    "enum": wire_values(DocumentType::ALL, DocumentType::as_str),
                 },
                 "documentCountry": { "type": ["string", "null"], "pattern": "^[A-Z]{3}$", "description": "ISO 3166-1 alpha-3; null when unknown." },
                 "verdict": {
@@ -1677,7 +1673,7 @@ mod tests {
             external_ref: Some("R".into()),
             workflow_id: workflow.id.clone(),
             document_category: DocumentCategory::Identite,
-            document_type: "passeport".into(),
+            document_type: common::domain::DocumentType::Passeport,
             document_country: Some("FRA".into()),
             verdict: Verdict::Conforme,
             decision: Some(Decision::Conforme),

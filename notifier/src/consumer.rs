@@ -7,12 +7,12 @@ use crate::secrets::{SecretError, SecretSource};
 use crate::share::Shares;
 use chrono::Utc;
 use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
+use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, QueueError, Topic};
-use common::telemetry::request_field;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, error, info, warn, Instrument};
+use tracing::{debug, error, info, warn};
 
 /// Wait before a message is handed out again when its effects could not be published, or its
 /// company's secrets could not be read: long enough not to spin on a sick dependency, short
@@ -27,15 +27,6 @@ const RECEIVE_BACKOFF: Duration = Duration::from_secs(1);
 /// event, one that frees up is served again within seconds.
 const DEFER_FIRST: Duration = Duration::from_secs(1);
 const DEFER_MAX: Duration = Duration::from_secs(32);
-
-/// The effects of an attempt could not be published; the message will be handed out again.
-#[derive(Debug, thiserror::Error)]
-enum SettleError {
-    #[error("could not encode the message")]
-    Encode(#[from] serde_json::Error),
-    #[error(transparent)]
-    Queue(#[from] QueueError),
-}
 
 pub(crate) struct Consumer {
     queue: Arc<dyn Queue>,
@@ -86,30 +77,19 @@ impl Consumer {
     }
 
     async fn handle(&self, delivery: &Delivery) {
-        let event: EventDelivery = match serde_json::from_slice(&delivery.payload) {
-            Ok(event) => event,
-            Err(err) => {
-                // No later attempt can decode it either; keeping it would only block the loop.
-                error!(tag = delivery.tag, error = %err, "undecodable webhook event dropped");
-                self.ack(delivery).await;
-                return;
-            }
-        };
-        let span = tracing::error_span!(
-            "delivery",
-            request_id = request_field(event.request_id.as_ref()),
-            event_id = %event.event_id,
-            attempt = event.attempt
-        );
-        self.attempt(delivery, event).instrument(span).await
+        consumer::handle(
+            self.queue.as_ref(),
+            delivery,
+            |event| async move { (self.attempt(event).await, ()) },
+        )
+        .await;
     }
 
-    /// One attempt at delivering `event`, and its outcome settled.
-    async fn attempt(&self, delivery: &Delivery, event: EventDelivery) {
+    /// One attempt at delivering `event`, its outcome published; what becomes of this copy.
+    async fn attempt(&self, event: EventDelivery) -> Settle {
         // Held for the attempt only: the slot's share is given back before the outcome is settled.
         let Some(permit) = self.shares.try_acquire(&event) else {
-            self.defer(delivery, &event).await;
-            return;
+            return self.defer(&event).await;
         };
         let at = Utc::now();
         let result = match self.secrets.signing_secrets(&event.company_id).await {
@@ -117,10 +97,8 @@ impl Consumer {
             Err(SecretError::Missing) => Err(DeliveryError::NoSecret),
             Err(err @ SecretError::Unavailable(_)) => {
                 // Our own outage must not use up the receiver's attempts.
-                warn!(event_id = %event.event_id, attempt = event.attempt, error = %err,
-                    "webhook signing secrets unavailable; event requeued");
-                self.nack(delivery).await;
-                return;
+                warn!(error = %err, "webhook signing secrets unavailable; event requeued");
+                return Settle::Retry(REQUEUE_DELAY);
             }
         };
         drop(permit);
@@ -138,11 +116,10 @@ impl Consumer {
             outcome,
         };
         match self.settle(&event, record, next_delay).await {
-            Ok(()) => self.ack(delivery).await,
+            Ok(()) => Settle::Ack,
             Err(err) => {
-                warn!(event_id = %event.event_id, attempt = event.attempt, error = %err,
-                    "could not publish the outcome of a webhook attempt; the attempt will be repeated");
-                self.nack(delivery).await;
+                warn!(error = %err, "could not publish the outcome of a webhook attempt; the attempt will be repeated");
+                Settle::Retry(REQUEUE_DELAY)
             }
         }
     }
@@ -151,18 +128,16 @@ impl Consumer {
     /// between the two leads to a repeat of this message: a repeated record is harmless (the
     /// recorder keys attempts by event and number), whereas a next attempt published twice
     /// would fork the event into two retry ladders.
-    async fn settle(&self, event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<(), SettleError> {
+    async fn settle(&self, event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<(), QueueError> {
         let message = RecorderMessage::V1(RecorderV1::DeliveryAttempt(record));
-        self.queue
-            .publish(Topic::Results, serde_json::to_vec(&message)?, Duration::ZERO)
-            .await?;
+        consumer::publish(self.queue.as_ref(), &message, Duration::ZERO).await?;
         if let Some(delay) = next_delay {
             let next = EventDelivery {
                 attempt: event.attempt.saturating_add(1),
                 deferrals: 0,
                 ..event.clone()
             };
-            self.queue.publish(Topic::Events, serde_json::to_vec(&next)?, delay).await?;
+            consumer::publish(self.queue.as_ref(), &next, delay).await?;
         }
         Ok(())
     }
@@ -170,39 +145,21 @@ impl Consumer {
     /// Puts the event back on the queue for later, as the same attempt, and lets go of this copy:
     /// waiting here would hold a delivery slot for a destination that has its share already. A
     /// crash between the two leaves two copies, which receivers deduplicate on `webhook-id`.
-    async fn defer(&self, delivery: &Delivery, event: &EventDelivery) {
+    async fn defer(&self, event: &EventDelivery) -> Settle {
         let later = EventDelivery {
             deferrals: event.deferrals.saturating_add(1),
             ..event.clone()
         };
         let delay = defer_delay(event.deferrals);
-        let published = match serde_json::to_vec(&later) {
-            Ok(payload) => self.queue.publish(Topic::Events, payload, delay).await.map_err(SettleError::from),
-            Err(err) => Err(SettleError::from(err)),
-        };
-        match published {
+        match consumer::publish(self.queue.as_ref(), &later, delay).await {
             Ok(()) => {
-                debug!(event_id = %event.event_id, attempt = event.attempt, retry_in = ?delay,
-                    "webhook destination busy; event deferred");
-                self.ack(delivery).await;
+                debug!(retry_in = ?delay, "webhook destination busy; event deferred");
+                Settle::Ack
             }
             Err(err) => {
-                warn!(event_id = %event.event_id, error = %err, "could not defer a webhook event; requeued");
-                self.nack(delivery).await;
+                warn!(error = %err, "could not defer a webhook event; requeued");
+                Settle::Retry(REQUEUE_DELAY)
             }
-        }
-    }
-
-    async fn ack(&self, delivery: &Delivery) {
-        if let Err(err) = self.queue.ack(delivery).await {
-            // The message comes back and the attempt is repeated; nothing better to do here.
-            warn!(tag = delivery.tag, error = %err, "could not ack a webhook event");
-        }
-    }
-
-    async fn nack(&self, delivery: &Delivery) {
-        if let Err(err) = self.queue.nack(delivery, REQUEUE_DELAY).await {
-            warn!(tag = delivery.tag, error = %err, "could not nack a webhook event");
         }
     }
 }

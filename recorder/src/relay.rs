@@ -75,33 +75,63 @@ pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, Relay
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::domain::DocumentCategory;
+    use common::ids::{BatchId, CompanyId, VerificationId};
+    use common::messages::{Job, JobSource, JobV1, RecorderMessage, RecorderV1};
     use common::queue::sqlite::SqliteQueue;
+    use common::store::test_support::TempStore;
+
+    /// A journey's job for `company` whose front file is named `name` (what the test reads back).
+    fn journey_job(company: &CompanyId, name: &str) -> Job {
+        Job::V1(JobV1 {
+            company_id: company.clone(),
+            source: JobSource::Verification {
+                verification_id: VerificationId::generate(chrono::Utc::now()),
+            },
+            category: DocumentCategory::Identite,
+            front_blob: name.into(),
+            back_blob: None,
+            selfie_blob: None,
+            blob_context: String::new(),
+            deadline: chrono::Utc::now(),
+            request_id: None,
+        })
+    }
+
+    fn front_of(payload: &[u8]) -> String {
+        let Job::V1(job) = serde_json::from_slice(payload).unwrap();
+        job.front_blob
+    }
 
     /// The company of a journey's job goes with it from the outbox to the queue, where the
     /// real-time lane takes companies in turn: B's one job comes right after A's first.
     #[tokio::test]
     async fn owned_rows_keep_their_owner_on_the_queue() {
-        let dir = std::env::temp_dir().join(format!("sceau-relay-{}", common::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        let store = TempStore::new("relay");
+        let (a, b) = (CompanyId::generate(chrono::Utc::now()), CompanyId::generate(chrono::Utc::now()));
+        let deadline = RecorderMessage::V1(RecorderV1::BatchDeadline {
+            batch_id: BatchId::generate(chrono::Utc::now()),
+            at: chrono::Utc::now(),
+        });
         store
-            .write(|tx| {
+            .write(move |tx| {
                 for i in 0..4 {
-                    outbox::push_owned(tx, Topic::JobsRealtime, "CMP-a", &format!("a{i}"))?;
+                    outbox::push(tx, &journey_job(&a, &format!("a{i}")))?;
                 }
-                outbox::push_owned(tx, Topic::JobsRealtime, "CMP-b", &"b0")?;
-                outbox::push(tx, Topic::Results, &"r0")
+                outbox::push(tx, &journey_job(&b, "b0"))?;
+                outbox::push(tx, &deadline)
             })
             .await
             .unwrap();
-        let queue = SqliteQueue::new(store.clone(), 5);
+        let queue = SqliteQueue::new(store.handle(), 5);
         assert_eq!(relay_once(&store, &queue).await.unwrap(), 6);
         let mut order = Vec::new();
         for _ in 0..5 {
             let d = queue.receive(&[Topic::JobsRealtime]).await.unwrap();
-            order.push(String::from_utf8(d.payload).unwrap());
+            order.push(front_of(&d.payload));
         }
-        assert_eq!(order, ["\"a0\"", "\"b0\"", "\"a1\"", "\"a2\"", "\"a3\""]);
-        assert_eq!(queue.receive(&[Topic::Results]).await.unwrap().payload, b"\"r0\"");
-        let _ = std::fs::remove_dir_all(dir);
+        assert_eq!(order, ["a0", "b0", "a1", "a2", "a3"]);
+        let result = queue.receive(&[Topic::Results]).await.unwrap();
+        assert!(serde_json::from_slice::<RecorderMessage>(&result.payload).is_ok());
     }
 }

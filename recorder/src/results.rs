@@ -7,6 +7,7 @@ use common::blobs::{BlobError, BlobStore};
 use common::domain::{ItemError, ItemStatus};
 use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
+use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, Topic};
 use common::store::consultations::{self, ImageFile, NewConsultation};
 use common::store::{batches, events, verifications, workflows, RepoError, Store};
@@ -15,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 #[derive(Clone)]
 pub struct Recorder {
@@ -50,38 +50,29 @@ impl Recorder {
         }
     }
 
+    /// Applies one result in its span; acked once applied (a redelivery changes nothing),
+    /// handed back a second later when the store refused it.
     async fn handle(&self, delivery: Delivery) {
-        let message = match serde_json::from_slice::<RecorderMessage>(&delivery.payload) {
-            Ok(RecorderMessage::V1(m)) => m,
-            Err(e) => {
-                tracing::error!(error = %e, "undecodable result dropped");
-                let _ = self.queue.ack(&delivery).await;
-                return;
-            }
-        };
-        match self.apply(message).await {
-            Ok(()) => {
-                self.outbox_wake.notify_one();
-                if let Err(e) = self.queue.ack(&delivery).await {
-                    tracing::error!(error = %e, "result ack failed; it will be applied again (harmlessly)");
+        consumer::handle(self.queue.as_ref(), &delivery, |RecorderMessage::V1(message)| async move {
+            match self.apply(message).await {
+                Ok(()) => {
+                    self.outbox_wake.notify_one();
+                    (Settle::Ack, ())
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot record a result; retrying");
+                    (Settle::Retry(Duration::from_secs(1)), ())
                 }
             }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot record a result; retrying");
-                let _ = self.queue.nack(&delivery, Duration::from_secs(1)).await;
-            }
-        }
+        })
+        .await;
     }
 
     async fn apply(&self, message: RecorderV1) -> Result<(), RecordError> {
         match message {
-            RecorderV1::JobStarted { source, request_id, .. } => {
-                let span = source.span("result", request_id.as_ref());
+            RecorderV1::JobStarted { source, .. } => {
                 if let JobSource::BatchItem { item_id, .. } = source {
-                    self.store
-                        .write(move |tx| batches::mark_processing(tx, &item_id))
-                        .instrument(span)
-                        .await?;
+                    self.store.write(move |tx| batches::mark_processing(tx, &item_id)).await?;
                 }
             }
             RecorderV1::JobFinished {
@@ -90,18 +81,13 @@ impl Recorder {
                 at,
                 request_id,
             } => {
-                let span = source.span("result", request_id.as_ref());
                 let name = outcome.name();
                 let finished = Finished { outcome, at, request_id };
                 match source {
-                    JobSource::BatchItem { batch_id, item_id } => {
-                        self.finish_batch_item(batch_id, item_id, finished).instrument(span.clone()).await?
-                    }
-                    JobSource::Verification { verification_id } => {
-                        self.finish_verification(verification_id, finished).instrument(span.clone()).await?
-                    }
+                    JobSource::BatchItem { batch_id, item_id } => self.finish_batch_item(batch_id, item_id, finished).await?,
+                    JobSource::Verification { verification_id } => self.finish_verification(verification_id, finished).await?,
                 }
-                span.in_scope(|| tracing::info!(outcome = name, "result recorded"));
+                tracing::info!(outcome = name, "result recorded");
             }
             RecorderV1::BatchDeadline { batch_id, at } => {
                 let expired = self

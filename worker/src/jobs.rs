@@ -10,11 +10,11 @@ use common::analysis::AnalysisInput;
 use common::blobs::BlobStore;
 use common::domain::{DocumentCategory, ItemError};
 use common::messages::{Job, JobOutcome, JobSource, JobV1, RecorderMessage, RecorderV1};
+use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 /// Engine failures are retried this many times within one delivery before `engine_failure`.
 const ENGINE_ATTEMPTS: u32 = 3;
@@ -162,46 +162,33 @@ impl Worker {
 
     async fn handle(&self, delivery: Delivery, share: &RealtimeShare) -> Handled {
         let _busy = InFlight::enter(&self.in_flight);
-        let job = match serde_json::from_slice::<Job>(&delivery.payload) {
-            Ok(Job::V1(job)) => job,
-            Err(e) => {
-                // It can never succeed: drop it loudly rather than loop on it.
-                tracing::error!(error = %e, "undecodable job dropped");
-                let _ = self.queue.ack(&delivery).await;
-                return Handled::Done;
-            }
-        };
-        // Held until the job is settled: the company's place in this worker's real-time share.
-        let _share = match delivery.topic {
-            Topic::JobsRealtime if !self.queue.shares_fairly(Topic::JobsRealtime) => match share.try_take(&job.company_id) {
-                Some(slot) => Some(slot),
-                None => {
-                    self.overflow(&delivery, &job).await;
-                    return Handled::Moved;
-                }
-            },
-            Topic::JobsRealtimeOverflow => Some(share.take(&job.company_id)),
-            _ => None,
-        };
-        let span = job.source.span("job", job.request_id.as_ref());
-        match self.process(&job).instrument(span.clone()).await {
-            Ok(()) => {
-                if let Err(e) = self.queue.ack(&delivery).await {
-                    tracing::error!(error = %e, "ack failed; the job will be redelivered");
+        let delivery = &delivery;
+        let handled = consumer::handle(self.queue.as_ref(), delivery, |Job::V1(job)| async move {
+            // Held until the job is settled: the company's place in this worker's real-time share.
+            let _share = match delivery.topic {
+                Topic::JobsRealtime if !self.queue.shares_fairly(Topic::JobsRealtime) => match share.try_take(&job.company_id) {
+                    Some(slot) => Some(slot),
+                    None => return (self.overflow(delivery, &job).await, Handled::Moved),
+                },
+                Topic::JobsRealtimeOverflow => Some(share.take(&job.company_id)),
+                _ => None,
+            };
+            match self.process(&job).await {
+                Ok(()) => (Settle::Ack, Handled::Done),
+                Err(e) => {
+                    tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later");
+                    (Settle::Retry(Duration::from_secs(2)), Handled::Done)
                 }
             }
-            Err(e) => {
-                span.in_scope(|| tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later"));
-                let _ = self.queue.nack(&delivery, Duration::from_secs(2)).await;
-            }
-        }
-        Handled::Done
+        })
+        .await;
+        handled.unwrap_or(Handled::Done)
     }
 
     /// Moves a real-time job whose company has its share of this worker in flight to the
-    /// overflow lane, served once the real-time lane is empty, then lets go of this copy. A crash
+    /// overflow lane, served once the real-time lane is empty; this copy is then let go. A crash
     /// between the two leaves two copies; the recorder keeps the first result.
-    async fn overflow(&self, delivery: &Delivery, job: &JobV1) {
+    async fn overflow(&self, delivery: &Delivery, job: &JobV1) -> Settle {
         let moved = self
             .queue
             .publish(Topic::JobsRealtimeOverflow, delivery.payload.clone(), Duration::ZERO)
@@ -209,13 +196,11 @@ impl Worker {
         match moved {
             Ok(()) => {
                 tracing::debug!(company = %job.company_id, "company has its real-time share in flight; job moved to the overflow lane");
-                if let Err(e) = self.queue.ack(delivery).await {
-                    tracing::warn!(error = %e, "ack of a job moved to the overflow lane failed; it will come back");
-                }
+                Settle::Ack
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not move a real-time job to the overflow lane; handed back");
-                let _ = self.queue.nack(delivery, Duration::from_secs(2)).await;
+                Settle::Retry(Duration::from_secs(2))
             }
         }
     }
@@ -346,8 +331,7 @@ impl Worker {
     }
 
     async fn publish(&self, message: RecorderV1) -> Result<(), JobError> {
-        let payload = serde_json::to_vec(&RecorderMessage::V1(message)).map_err(|e| JobError::Transient(e.to_string()))?;
-        Ok(self.queue.publish(Topic::Results, payload, Duration::ZERO).await?)
+        Ok(consumer::publish(self.queue.as_ref(), &RecorderMessage::V1(message), Duration::ZERO).await?)
     }
 }
 

@@ -2,6 +2,7 @@
 //! embedded mode backs it with a SQLite table, distributed mode with RabbitMQ. Delivery is
 //! at-least-once: consumers ack only after the effect is durable and deduplicate by id.
 pub mod amqp;
+pub mod consumer;
 /// The embedded backend lives with the rest of SQLite, in the store.
 pub use crate::store::queue as sqlite;
 

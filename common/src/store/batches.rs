@@ -10,7 +10,6 @@ use crate::domain::{BatchStatus, DocumentCategory, ImageSide, ItemStatus};
 use crate::ids::{BatchId, BatchItemId, CompanyId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::{Batch, BatchItem, Counts};
-use crate::queue::Topic;
 use crate::telemetry::RequestId;
 use crate::webhook::WebhookEvent;
 use chrono::{DateTime, Duration, Utc};
@@ -550,7 +549,7 @@ fn queue_jobs(
             deadline,
             request_id: row.request_id.as_deref().and_then(RequestId::parse),
         });
-        outbox::push(tx, Topic::JobsBatch, &job)?;
+        outbox::push(tx, &job)?;
     }
     Ok(rows.len())
 }

@@ -34,7 +34,7 @@ fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
         external_ref: c[1].clone(),
         workflow_id: stored(required(&c[2])?)?,
         document_category: stored(required(&c[3])?)?,
-        document_type: required(&c[4])?.to_owned(),
+        document_type: stored(required(&c[4])?)?,
         document_country: c[5].clone(),
         verdict: stored(required(&c[6])?)?,
         decision: c[7].as_deref().map(stored).transpose()?,
@@ -155,7 +155,7 @@ pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError>
         "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id, checks)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
-            n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type, n.report.document_country,
+            n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type.as_str(), n.report.document_country,
             n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
             serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
             crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id,

@@ -5,7 +5,6 @@ use super::error::{stored, stored_time, RepoError};
 use super::outbox;
 use crate::ids::{CompanyId, EventId};
 use crate::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
-use crate::queue::Topic;
 use crate::telemetry::RequestId;
 use crate::webhook::{DeliveryStatus, EventBody, EventType, WebhookEvent};
 use chrono::{DateTime, Utc};
@@ -193,7 +192,6 @@ fn queue_first_attempt(
 ) -> Result<(), RepoError> {
     outbox::push(
         tx,
-        Topic::Events,
         &EventDelivery {
             event_id: id.clone(),
             company_id: company,

@@ -2,16 +2,13 @@
 //! announce, then published to the queue by the relay. A 2xx means the job or event exists.
 
 use super::error::RepoError;
+use crate::messages::Message;
 use crate::queue::Topic;
 use rusqlite::{params, Connection};
 
-pub fn push(tx: &Connection, topic: Topic, payload: &impl serde::Serialize) -> Result<(), RepoError> {
-    insert(tx, topic, None, payload)
-}
-
-/// Like [`push`], for a message of `owner` (a company) on a topic shared by owners.
-pub fn push_owned(tx: &Connection, topic: Topic, owner: &str, payload: &impl serde::Serialize) -> Result<(), RepoError> {
-    insert(tx, topic, Some(owner), payload)
+/// Writes `message` for its topic (and owner), to be published once the transaction commits.
+pub fn push<M: Message>(tx: &Connection, message: &M) -> Result<(), RepoError> {
+    insert(tx, message.topic(), message.owner(), message)
 }
 
 fn insert(tx: &Connection, topic: Topic, owner: Option<&str>, payload: &impl serde::Serialize) -> Result<(), RepoError> {

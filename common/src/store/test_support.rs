@@ -86,7 +86,7 @@ pub fn consultation_of(
     use super::{consultations, workflows};
     let report = crate::analysis::AnalysisReport {
         verdict: crate::domain::Verdict::AnalyseImpossible,
-        document_type: "inconnu".into(),
+        document_type: crate::domain::DocumentType::Inconnu,
         document_country: None,
         anomalies: vec![],
         two_d_doc: None,

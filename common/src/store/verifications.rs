@@ -7,7 +7,6 @@ use crate::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
-use crate::queue::Topic;
 use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use chrono::{DateTime, Duration, Utc};
@@ -299,7 +298,7 @@ pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestI
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
         request_id: request_id.cloned(),
     });
-    super::outbox::push_owned(tx, Topic::JobsRealtime, journey.company_id.as_str(), &job)
+    super::outbox::push(tx, &job)
 }
 
 /// Records the analysis of a journey: the consultation with the workflow's decision, the session
@@ -574,7 +573,7 @@ mod tests {
                 create(tx, &id, new, now)?;
                 let report = AnalysisReport {
                     verdict: Verdict::Conforme,
-                    document_type: "passeport".into(),
+                    document_type: crate::domain::DocumentType::Passeport,
                     document_country: Some("FRA".into()),
                     anomalies: vec![],
                     two_d_doc: None,
@@ -655,7 +654,7 @@ mod tests {
     fn report() -> AnalysisReport {
         AnalysisReport {
             verdict: Verdict::Conforme,
-            document_type: "passeport".into(),
+            document_type: crate::domain::DocumentType::Passeport,
             document_country: Some("FRA".into()),
             anomalies: vec![],
             two_d_doc: None,

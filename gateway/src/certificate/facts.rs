@@ -6,7 +6,9 @@
 
 use chrono::{DateTime, Utc};
 use common::analysis::CheckOutcome;
-use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict};
+use common::domain::{
+    AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict,
+};
 use common::model::Consultation;
 use serde::Serialize;
 use std::fmt;
@@ -29,7 +31,7 @@ pub struct Facts {
     #[serde(with = "common::time::serde_millis")]
     pub created_at: DateTime<Utc>,
     pub category: DocumentCategory,
-    pub document_type: String,
+    pub document_type: DocumentType,
     pub document_country: Option<String>,
     pub verdict: Verdict,
     pub decision: Option<Decision>,
@@ -98,7 +100,7 @@ impl Facts {
             analyzed_at: c.analyzed_at,
             created_at: c.created_at,
             category: c.document_category,
-            document_type: c.document_type.clone(),
+            document_type: c.document_type,
             document_country: c.document_country.clone(),
             verdict: c.verdict,
             decision: c.decision,
@@ -148,7 +150,7 @@ mod tests {
             analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
             created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
             category: DocumentCategory::Administratif,
-            document_type: "avis_imposition".into(),
+            document_type: common::domain::DocumentType::AvisImposition,
             document_country: Some("FRA".into()),
             verdict: Verdict::NonConforme,
             decision: Some(Decision::Refuse),
@@ -205,7 +207,7 @@ mod tests {
                 f.created_at = common::time::parse("2026-01-02T10:20:31.000Z").unwrap()
             }),
             ("category", |f| f.category = DocumentCategory::Identite),
-            ("document type", |f| f.document_type = "facture".into()),
+            ("document type", |f| f.document_type = DocumentType::Facture),
             ("country", |f| f.document_country = Some("BEL".into())),
             ("no country", |f| f.document_country = None),
             ("verdict", |f| f.verdict = Verdict::Conforme),

@@ -3,7 +3,7 @@
 
 use crate::journey::i18n::Lang;
 use common::analysis::Check;
-use common::domain::{AnomalyCode, Decision, DocumentCategory, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
+use common::domain::{AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
 
 /// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
 /// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
@@ -113,25 +113,24 @@ pub fn yes_no(value: bool, lang: Lang) -> &'static str {
     }
 }
 
-/// The name of a `documentType` of `API.md`; a value outside it is shown as it is.
-pub fn document_type(value: &str, lang: Lang) -> &str {
+/// The name of a `documentType` of `API.md`.
+pub fn document_type(value: DocumentType, lang: Lang) -> &'static str {
     let (fr, en) = match value {
-        "carte_identite" => ("Carte nationale d’identité", "National identity card"),
-        "passeport" => ("Passeport", "Passport"),
-        "titre_sejour" => ("Titre de séjour", "Residence permit"),
-        "permis_conduire" => ("Permis de conduire", "Driving licence"),
-        "autre_identite" => ("Autre pièce d’identité", "Other identity document"),
-        "justificatif_domicile" => ("Justificatif de domicile", "Proof of address"),
-        "facture" => ("Facture", "Invoice"),
-        "avis_imposition" => ("Avis d’imposition", "Tax notice"),
-        "bulletin_salaire" => ("Bulletin de salaire", "Payslip"),
-        "rib" => ("Relevé d’identité bancaire", "Bank account details"),
-        "releve_compte" => ("Relevé de compte", "Bank statement"),
-        "contrat_travail" => ("Contrat de travail", "Employment contract"),
-        "attestation" => ("Attestation", "Certificate"),
-        "autre_administratif" => ("Autre document administratif", "Other administrative document"),
-        "inconnu" => ("Non déterminé", "Not determined"),
-        other => return other,
+        DocumentType::CarteIdentite => ("Carte nationale d’identité", "National identity card"),
+        DocumentType::Passeport => ("Passeport", "Passport"),
+        DocumentType::TitreSejour => ("Titre de séjour", "Residence permit"),
+        DocumentType::PermisConduire => ("Permis de conduire", "Driving licence"),
+        DocumentType::AutreIdentite => ("Autre pièce d’identité", "Other identity document"),
+        DocumentType::JustificatifDomicile => ("Justificatif de domicile", "Proof of address"),
+        DocumentType::Facture => ("Facture", "Invoice"),
+        DocumentType::AvisImposition => ("Avis d’imposition", "Tax notice"),
+        DocumentType::BulletinSalaire => ("Bulletin de salaire", "Payslip"),
+        DocumentType::Rib => ("Relevé d’identité bancaire", "Bank account details"),
+        DocumentType::ReleveCompte => ("Relevé de compte", "Bank statement"),
+        DocumentType::ContratTravail => ("Contrat de travail", "Employment contract"),
+        DocumentType::Attestation => ("Attestation", "Certificate"),
+        DocumentType::AutreAdministratif => ("Autre document administratif", "Other administrative document"),
+        DocumentType::Inconnu => ("Non déterminé", "Not determined"),
     };
     match lang {
         Lang::Fr => fr,

@@ -82,7 +82,7 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
         ("Analysé le", labels::date(facts.analyzed_at, FR)),
         ("Enregistré le", labels::date(facts.created_at, FR)),
         ("Catégorie", labels::category(facts.category, FR).to_owned()),
-        ("Type de document", labels::document_type(&facts.document_type, FR).to_owned()),
+        ("Type de document", labels::document_type(facts.document_type, FR).to_owned()),
         ("Pays", labels::country(facts.document_country.as_deref(), FR).to_owned()),
     ];
     for (label, value) in fields {
@@ -193,7 +193,7 @@ mod tests {
             external_ref: Some("Dupont".into()),
             workflow_id: "WFL-20260101-0123456789ab".parse().unwrap(),
             document_category: DocumentCategory::Administratif,
-            document_type: "avis_imposition".into(),
+            document_type: common::domain::DocumentType::AvisImposition,
             document_country: Some("FRA".into()),
             verdict: Verdict::NonConforme,
             decision: Some(Decision::AVerifier),

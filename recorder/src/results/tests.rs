@@ -71,7 +71,7 @@ fn analysed(f: &Fixture) -> RecorderV1 {
         outcome: JobOutcome::Analysed {
             report: Box::new(AnalysisReport {
                 verdict: Verdict::AnalyseImpossible,
-                document_type: "inconnu".into(),
+                document_type: common::domain::DocumentType::Inconnu,
                 document_country: None,
                 anomalies: Vec::new(),
                 two_d_doc: None,

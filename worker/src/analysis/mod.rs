@@ -34,7 +34,7 @@ pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
     let anomalies = vec![anomaly];
     AnalysisReport {
         verdict: Verdict::AnalyseImpossible,
-        document_type: "inconnu".into(),
+        document_type: common::domain::DocumentType::Inconnu,
         document_country: None,
         anomalies,
         two_d_doc: None,

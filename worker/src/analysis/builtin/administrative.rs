@@ -3,7 +3,7 @@
 //! and nothing suspicious makes them `sans_anomalie`.
 
 use common::analysis::Check;
-use common::domain::{Anomaly, AnomalyCode};
+use common::domain::{Anomaly, AnomalyCode, DocumentType};
 
 use super::doc_kind;
 use super::file::OpenedFile;
@@ -48,9 +48,9 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
     if findings.two_d_doc.is_none() {
         weigh_issuer(&mut findings, reading.text.as_ref(), register).await;
     }
-    if findings.document_type == "inconnu" {
+    if findings.document_type == DocumentType::Inconnu {
         if let Some(text) = &reading.text {
-            findings.document_type = doc_kind::from_text(&text.text).to_owned();
+            findings.document_type = doc_kind::from_text(&text.text);
         }
     }
     findings
@@ -62,7 +62,7 @@ fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&V
     if finding.signature_verified() && data_matches {
         findings.evidence = Evidence::VerifiedSeal;
     }
-    findings.document_type = finding.document_type.clone();
+    findings.document_type = finding.document_type;
     findings.document_country = seal::country(&finding.header);
 }
 

@@ -3,11 +3,12 @@
 //! so more specific titles come first.
 
 use crate::analysis::text::normalise;
+use common::domain::DocumentType;
 
 /// (documentType, any of these phrases, in folded upper case).
-const RULES: &[(&str, &[&str])] = &[
+const RULES: &[(DocumentType, &[&str])] = &[
     (
-        "avis_imposition",
+        DocumentType::AvisImposition,
         &[
             "AVIS D IMPOT",
             "AVIS D IMPOSITION",
@@ -17,7 +18,7 @@ const RULES: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "bulletin_salaire",
+        DocumentType::BulletinSalaire,
         &[
             "BULLETIN DE PAIE",
             "BULLETIN DE SALAIRE",
@@ -25,24 +26,27 @@ const RULES: &[(&str, &[&str])] = &[
             "NET A PAYER AVANT IMPOT",
         ],
     ),
-    ("rib", &["RELEVE D IDENTITE BANCAIRE", "RIB", "IBAN"]),
-    ("releve_compte", &["RELEVE DE COMPTE", "RELEVE DE VOS COMPTES", "EXTRAIT DE COMPTE"]),
-    ("contrat_travail", &["CONTRAT DE TRAVAIL", "CONTRAT A DUREE"]),
+    (DocumentType::Rib, &["RELEVE D IDENTITE BANCAIRE", "RIB", "IBAN"]),
     (
-        "justificatif_domicile",
+        DocumentType::ReleveCompte,
+        &["RELEVE DE COMPTE", "RELEVE DE VOS COMPTES", "EXTRAIT DE COMPTE"],
+    ),
+    (DocumentType::ContratTravail, &["CONTRAT DE TRAVAIL", "CONTRAT A DUREE"]),
+    (
+        DocumentType::JustificatifDomicile,
         &["ATTESTATION DE DOMICILE", "JUSTIFICATIF DE DOMICILE", "ATTESTATION D HEBERGEMENT"],
     ),
-    ("facture", &["FACTURE", "ECHEANCIER"]),
-    ("attestation", &["ATTESTATION", "CERTIFICAT"]),
+    (DocumentType::Facture, &["FACTURE", "ECHEANCIER"]),
+    (DocumentType::Attestation, &["ATTESTATION", "CERTIFICAT"]),
 ];
 
 /// The type the page's words point to; `autre_administratif` when it has text but no known title.
-pub fn from_text(text: &str) -> &'static str {
+pub fn from_text(text: &str) -> DocumentType {
     let folded = format!(" {} ", normalise::fold(text));
     RULES
         .iter()
         .find(|(_, phrases)| phrases.iter().any(|phrase| folded.contains(&format!(" {phrase} "))))
-        .map_or("autre_administratif", |(kind, _)| kind)
+        .map_or(DocumentType::AutreAdministratif, |(kind, _)| *kind)
 }
 
 #[cfg(test)]
@@ -51,11 +55,14 @@ mod tests {
 
     #[test]
     fn titles_give_types() {
-        assert_eq!(from_text("EAUX DE DÉMONSTRATION\nFacture n° E2026110077"), "facture");
-        assert_eq!(from_text("Bulletin de paie - octobre 2026"), "bulletin_salaire");
-        assert_eq!(from_text("Avis d'impôt 2026 sur les revenus"), "avis_imposition");
-        assert_eq!(from_text("Attestation de domicile\nDate d'émission"), "justificatif_domicile");
-        assert_eq!(from_text("Relevé d'identité bancaire"), "rib");
-        assert_eq!(from_text("Compte rendu de réunion"), "autre_administratif");
+        assert_eq!(from_text("EAUX DE DÉMONSTRATION\nFacture n° E2026110077"), DocumentType::Facture);
+        assert_eq!(from_text("Bulletin de paie - octobre 2026"), DocumentType::BulletinSalaire);
+        assert_eq!(from_text("Avis d'impôt 2026 sur les revenus"), DocumentType::AvisImposition);
+        assert_eq!(
+            from_text("Attestation de domicile\nDate d'émission"),
+            DocumentType::JustificatifDomicile
+        );
+        assert_eq!(from_text("Relevé d'identité bancaire"), DocumentType::Rib);
+        assert_eq!(from_text("Compte rendu de réunion"), DocumentType::AutreAdministratif);
     }
 }

@@ -2,7 +2,7 @@
 //! established the document, and the descriptive fields of the consultation.
 
 use common::analysis::{Check, CheckOutcome};
-use common::domain::{Anomaly, AnomalyCode, TwoDDoc};
+use common::domain::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
 
 /// What positively establishes a document; the verdict needs one to be favourable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub struct Findings {
     pub anomalies: Vec<Anomaly>,
     pub evidence: Evidence,
     pub two_d_doc: Option<TwoDDoc>,
-    pub document_type: String,
+    pub document_type: DocumentType,
     pub document_country: Option<String>,
     pub holder_age: Option<u32>,
     /// The checks performed, in the order they ran.
@@ -36,7 +36,7 @@ impl Findings {
             anomalies: Vec::new(),
             evidence: Evidence::Nothing,
             two_d_doc: None,
-            document_type: "inconnu".to_owned(),
+            document_type: DocumentType::Inconnu,
             document_country: None,
             holder_age: None,
             checks: Vec::new(),

@@ -93,7 +93,7 @@ fn weigh_zone(findings: &mut Findings, zone: &Mrz, today: NaiveDate) {
     if zone_findings.holder_age.is_some_and(|age| age < MAJORITY) {
         findings.add_code(AnomalyCode::HolderMinor);
     }
-    findings.document_type = zone_findings.document_type.to_owned();
+    findings.document_type = zone_findings.document_type;
     findings.document_country = zone_findings.document_country;
     findings.holder_age = zone_findings.holder_age;
     if digits_ok {

@@ -20,7 +20,7 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
     };
     let request = ExternalRequest {
         category: input.category,
-        document_type: &findings.document_type,
+        document_type: findings.document_type.as_str(),
         front: attachment(&input.front),
         back: input.back.as_deref().map(attachment),
         selfie: input.selfie.as_deref().map(attachment),

@@ -3,7 +3,7 @@
 //! the verdict. Parsing says what is written; this file says what to make of it.
 
 use chrono::{Datelike, NaiveDate};
-use common::domain::{Anomaly, AnomalyCode};
+use common::domain::{Anomaly, AnomalyCode, DocumentType};
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
@@ -11,8 +11,7 @@ use super::{french_legacy, Mrz, MrzField, MrzFormat};
 /// The engine's findings from one zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MrzFindings {
-    /// A `documentType` of `API.md`.
-    pub document_type: &'static str,
+    pub document_type: DocumentType,
     /// ISO 3166-1 alpha-3 of the issuing state; `None` for organisations, stateless and refugee
     /// documents, and codes that are no country.
     pub document_country: Option<String>,
@@ -52,17 +51,17 @@ pub fn findings(mrz: &Mrz, today: NaiveDate) -> MrzFindings {
 
 /// The `documentType` the document code stands for. ICAO leaves the second letter to issuers;
 /// the EU residence permit format and most states use `R` there (`IR`, `AR`, `CR`).
-pub fn document_type(mrz: &Mrz) -> &'static str {
+pub fn document_type(mrz: &Mrz) -> DocumentType {
     if mrz.format == MrzFormat::FrenchIdLegacy {
-        return "carte_identite";
+        return DocumentType::CarteIdentite;
     }
     let mut code = mrz.document_code.bytes();
     match (code.next(), code.next()) {
-        (Some(b'P'), _) => "passeport",
-        (Some(b'I' | b'A' | b'C'), Some(b'R')) => "titre_sejour",
-        (Some(b'I'), _) => "carte_identite",
+        (Some(b'P'), _) => DocumentType::Passeport,
+        (Some(b'I' | b'A' | b'C'), Some(b'R')) => DocumentType::TitreSejour,
+        (Some(b'I'), _) => DocumentType::CarteIdentite,
         // Visas (V), crew certificates (A, C) and anything else with an MRZ.
-        _ => "autre_identite",
+        _ => DocumentType::AutreIdentite,
     }
 }
 

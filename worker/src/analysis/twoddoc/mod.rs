@@ -61,7 +61,7 @@ pub struct TwoDDocFinding {
     /// The specification's name of that type, e.g. "Avis d'impôt sur les revenus".
     pub document_type_label: String,
     /// The API's `documentType` for that type, e.g. `avis_imposition`.
-    pub document_type: String,
+    pub document_type: common::domain::DocumentType,
     /// Departures from the specification that do not prevent reading (e.g. an issue date the type forbids).
     pub non_conformities: Vec<String>,
     /// Number of bytes the signature covers.
@@ -139,7 +139,7 @@ pub fn analyse_payload(payload: &[u8], trust: &TrustStore) -> Result<TwoDDocFind
         non_conformities: non_conformities(&zones.header, zones.document_type, &zones.message),
         document_type_code: zones.header.document_type.clone(),
         document_type_label: zones.document_type.label.into(),
-        document_type: zones.document_type.api_type.into(),
+        document_type: zones.document_type.api_type,
         signed_len: zones.signed.len(),
         header: zones.header,
         fields,

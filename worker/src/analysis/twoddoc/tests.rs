@@ -359,7 +359,7 @@ fn undated_documents_and_type_rules() {
     let undated = analyse(&seal(&format!("{}{tax}", header(4, "FR000001", "FFFF", "25F1", "04"))), &trust);
     assert_eq!((undated.header.issue_date, undated.header.issue_date_raw.as_str()), (None, "FFFF"));
     assert_eq!(undated.header.signature_date.to_string(), "2026-08-05");
-    assert_eq!(undated.document_type, "avis_imposition");
+    assert_eq!(undated.document_type.as_str(), "avis_imposition");
     assert!(undated.non_conformities.is_empty());
     let dated = analyse(&seal(&format!("{}{tax}", header(4, "FR000001", "25F1", "25F1", "04"))), &trust);
     assert_eq!(dated.non_conformities.len(), 1, "{:?}", dated.non_conformities);

@@ -251,7 +251,7 @@ async fn signed_rendered_and_tampered_seals() {
                 tampered_valid += 1;
             }
             if case.read_status == "read" {
-                assert_eq!(report.document_type, "facture", "{label}");
+                assert_eq!(report.document_type.as_str(), "facture", "{label}");
             }
         }
     }

@@ -22,7 +22,7 @@ async fn an_identity_image_without_a_zone_cannot_be_concluded_on() {
     let report = analyse(&engine(), input(DocumentCategory::Identite, png())).await.expect("report");
     assert_eq!(report.verdict, Verdict::AnalyseImpossible);
     assert_eq!(report.pages, 1);
-    assert_eq!(report.document_type, "inconnu");
+    assert_eq!(report.document_type.as_str(), "inconnu");
     assert_eq!(codes(&report), ["mrz_not_found"]);
     assert_eq!(report.anomalies[0].severity, Severity::Info);
 }

@@ -98,7 +98,7 @@ async fn every_sample_gives_its_manifest_findings() {
             assert_eq!(outcome(Check::MrzCheckDigits), Some(valid), "{path}");
         }
         if let Some(kind) = expected["documentKind"].as_str() {
-            assert_eq!(report.document_type, document_type(kind), "{path}");
+            assert_eq!(report.document_type.as_str(), document_type(kind), "{path}");
         }
         if let Some(country) = expected["documentCountry"].as_str() {
             assert_eq!(report.document_country.as_deref(), Some(country), "{path}");
