@@ -41,12 +41,12 @@ pub enum SweepError {
 pub async fn release_deposit_files(store: &Store, blobs: &BlobStore) -> Result<usize, SweepError> {
     let items = store.read(|c| batches::releasable_files(c, BATCH)).await?;
     let count = items.len();
-    for (item, files) in items {
-        for blob in &files {
+    for item in items {
+        for blob in &item.blobs {
             blobs.delete(blob).await?;
         }
         store
-            .write(move |tx| batches::files_released(tx, &item, chrono::Utc::now()))
+            .write(move |tx| batches::files_released(tx, &item.item_id, chrono::Utc::now()))
             .await?;
     }
     Ok(count)
@@ -88,10 +88,10 @@ pub async fn purge_images(store: &Store, blobs: &BlobStore) -> Result<usize, Swe
         .read(|c| consultations::images_past_retention(c, chrono::Utc::now(), BATCH))
         .await?;
     let count = due.len();
-    for (consultation, side, blob) in due {
-        blobs.delete(&blob).await?;
+    for image in due {
+        blobs.delete(&image.blob).await?;
         store
-            .write(move |tx| consultations::mark_purged(tx, &consultation, &side, chrono::Utc::now()))
+            .write(move |tx| consultations::mark_purged(tx, &image.consultation_id, &image.side, chrono::Utc::now()))
             .await?;
     }
     Ok(count)

@@ -20,24 +20,41 @@ pub use crate::batch::{MAX_ITEMS_PER_BATCH, MAX_NON_PURGED_DOCUMENTS, MAX_OPEN_B
 
 const COLUMNS: &str = "id, status, external_ref, submitted_at, expires_at, ended_at, created_at";
 
-type RawBatch = (String, String, Option<String>, Option<String>, String, Option<String>, String);
-
-fn raw(r: &Row<'_>) -> rusqlite::Result<RawBatch> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+/// A batch as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
+struct BatchRow {
+    id: String,
+    status: String,
+    external_ref: Option<String>,
+    submitted_at: Option<String>,
+    expires_at: String,
+    ended_at: Option<String>,
+    created_at: String,
 }
 
-fn build(c: &Connection, r: RawBatch) -> Result<Batch, RepoError> {
-    let id: BatchId = stored(&r.0)?;
+fn raw(r: &Row<'_>) -> rusqlite::Result<BatchRow> {
+    Ok(BatchRow {
+        id: r.get(0)?,
+        status: r.get(1)?,
+        external_ref: r.get(2)?,
+        submitted_at: r.get(3)?,
+        expires_at: r.get(4)?,
+        ended_at: r.get(5)?,
+        created_at: r.get(6)?,
+    })
+}
+
+fn build(c: &Connection, r: BatchRow) -> Result<Batch, RepoError> {
+    let id: BatchId = stored(&r.id)?;
     let counts = counts(c, &id)?;
     Ok(Batch {
         id,
-        status: stored(&r.1)?,
-        external_ref: r.2,
+        status: stored(&r.status)?,
+        external_ref: r.external_ref,
         counts,
-        submitted_at: r.3.as_deref().map(stored_time).transpose()?,
-        expires_at: stored_time(&r.4)?,
-        ended_at: r.5.as_deref().map(stored_time).transpose()?,
-        created_at: stored_time(&r.6)?,
+        submitted_at: r.submitted_at.as_deref().map(stored_time).transpose()?,
+        expires_at: stored_time(&r.expires_at)?,
+        ended_at: r.ended_at.as_deref().map(stored_time).transpose()?,
+        created_at: stored_time(&r.created_at)?,
         items: None,
     })
 }
@@ -114,33 +131,44 @@ pub fn get_with_items(c: &Connection, company: &CompanyId, id: &BatchId) -> Resu
     let mut stmt = c.prepare("SELECT id, position, category, external_ref, status, consultation_id, error FROM batch_items WHERE batch_id = ?1 ORDER BY position")?;
     let rows = stmt
         .query_map([id.as_str()], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get(1)?,
-                r.get::<_, String>(2)?,
-                r.get(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, Option<String>>(5)?,
-                r.get::<_, Option<String>>(6)?,
-            ))
+            Ok(ItemRow {
+                id: r.get(0)?,
+                position: r.get(1)?,
+                category: r.get(2)?,
+                external_ref: r.get(3)?,
+                status: r.get(4)?,
+                consultation_id: r.get(5)?,
+                error: r.get(6)?,
+            })
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let items = rows
         .into_iter()
         .map(|r| {
             Ok(BatchItem {
-                id: stored(&r.0)?,
-                position: r.1,
-                document_category: stored(&r.2)?,
-                external_ref: r.3,
-                status: stored(&r.4)?,
-                consultation_id: r.5.as_deref().map(stored).transpose()?,
-                error: r.6.as_deref().map(stored).transpose()?,
+                id: stored(&r.id)?,
+                position: r.position,
+                document_category: stored(&r.category)?,
+                external_ref: r.external_ref,
+                status: stored(&r.status)?,
+                consultation_id: r.consultation_id.as_deref().map(stored).transpose()?,
+                error: r.error.as_deref().map(stored).transpose()?,
             })
         })
         .collect::<Result<Vec<_>, RepoError>>()?;
     batch.items = Some(items);
     Ok(batch)
+}
+
+/// A document of a batch as SQLite holds it, before its columns are checked.
+struct ItemRow {
+    id: String,
+    position: u32,
+    category: String,
+    external_ref: Option<String>,
+    status: String,
+    consultation_id: Option<String>,
+    error: Option<String>,
 }
 
 /// The company's batches, most recent first.
@@ -408,26 +436,40 @@ pub struct ItemForResult {
 
 /// The document behind a job result, if it exists.
 pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> Result<Option<ItemForResult>, RepoError> {
-    type Raw = (
-        String,
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let row: Option<Raw> = c
+    struct Row {
+        company_id: String,
+        status: String,
+        category: String,
+        external_ref: Option<String>,
+        front_blob: Option<String>,
+        front_kind: Option<String>,
+        back_blob: Option<String>,
+        back_kind: Option<String>,
+    }
+    let row: Option<Row> = c
         .query_row(
             "SELECT company_id, status, category, external_ref, front_blob, front_kind, back_blob, back_kind FROM batch_items WHERE id = ?1 AND batch_id = ?2",
             [item.as_str(), batch.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)),
+            |r| {
+                Ok(Row {
+                    company_id: r.get(0)?,
+                    status: r.get(1)?,
+                    category: r.get(2)?,
+                    external_ref: r.get(3)?,
+                    front_blob: r.get(4)?,
+                    front_kind: r.get(5)?,
+                    back_blob: r.get(6)?,
+                    back_kind: r.get(7)?,
+                })
+            },
         )
         .optional()?;
     let Some(r) = row else { return Ok(None) };
     let mut files = Vec::new();
-    for (side, blob, kind) in [(ImageSide::Recto, r.4, r.5), (ImageSide::Verso, r.6, r.7)] {
+    for (side, blob, kind) in [
+        (ImageSide::Recto, r.front_blob, r.front_kind),
+        (ImageSide::Verso, r.back_blob, r.back_kind),
+    ] {
         if let (Some(blob), Some(kind)) = (blob, kind) {
             files.push(ImageFile {
                 side,
@@ -437,10 +479,10 @@ pub fn item_for_result(c: &Connection, batch: &BatchId, item: &BatchItemId) -> R
         }
     }
     Ok(Some(ItemForResult {
-        company_id: stored(&r.0)?,
-        status: stored(&r.1)?,
-        category: stored(&r.2)?,
-        external_ref: r.3,
+        company_id: stored(&r.company_id)?,
+        status: stored(&r.status)?,
+        category: stored(&r.category)?,
+        external_ref: r.external_ref,
         files,
     }))
 }
@@ -470,8 +512,15 @@ pub fn settle_item(
     Ok(n == 1)
 }
 
-/// Settled documents still holding their deposit files: (item, blobs).
-pub fn releasable_files(c: &Connection, limit: u32) -> Result<Vec<(String, Vec<String>)>, RepoError> {
+/// A settled document still holding its deposit files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleasableFiles {
+    pub item_id: String,
+    pub blobs: Vec<String>,
+}
+
+/// Settled documents still holding their deposit files.
+pub fn releasable_files(c: &Connection, limit: u32) -> Result<Vec<ReleasableFiles>, RepoError> {
     let mut stmt = c.prepare(
         "SELECT id, front_blob, back_blob FROM batch_items WHERE status IN ('succeeded', 'errored', 'canceled', 'expired') AND (front_blob IS NOT NULL OR back_blob IS NOT NULL) LIMIT ?1",
     )?;
@@ -480,7 +529,7 @@ pub fn releasable_files(c: &Connection, limit: u32) -> Result<Vec<(String, Vec<S
             .into_iter()
             .flatten()
             .collect();
-        Ok((r.get::<_, String>(0)?, blobs))
+        Ok(ReleasableFiles { item_id: r.get(0)?, blobs })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }

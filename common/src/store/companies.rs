@@ -23,18 +23,35 @@ pub struct Created {
 
 const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<(String, String, String, bool, u32, String)> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+/// A company as SQLite holds it, before its columns are checked.
+struct CompanyRow {
+    id: String,
+    name: String,
+    licence: String,
+    ai_enabled: bool,
+    retention_days: u32,
+    created_at: String,
 }
 
-fn build(row: (String, String, String, bool, u32, String)) -> Result<Company, RepoError> {
+fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
+    Ok(CompanyRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        licence: r.get(2)?,
+        ai_enabled: r.get(3)?,
+        retention_days: r.get(4)?,
+        created_at: r.get(5)?,
+    })
+}
+
+fn build(row: CompanyRow) -> Result<Company, RepoError> {
     Ok(Company {
-        id: stored(&row.0)?,
-        name: row.1,
-        licence: stored(&row.2)?,
-        ai_enabled: row.3,
-        retention_days: row.4,
-        created_at: stored_time(&row.5)?,
+        id: stored(&row.id)?,
+        name: row.name,
+        licence: stored(&row.licence)?,
+        ai_enabled: row.ai_enabled,
+        retention_days: row.retention_days,
+        created_at: stored_time(&row.created_at)?,
     })
 }
 

@@ -14,43 +14,68 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
 const COLUMNS: &str = "seq, id, external_ref, workflow_id, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at";
 
-fn build(r: &Row<'_>) -> rusqlite::Result<(i64, [Option<String>; 13])> {
-    let mut cols: [Option<String>; 13] = Default::default();
-    for (i, col) in cols.iter_mut().enumerate() {
-        *col = r.get(i + 1)?;
-    }
-    Ok((r.get(0)?, cols))
+/// A consultation as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
+struct ConsultationRow {
+    /// The position in the company's list, for cursors.
+    seq: i64,
+    id: String,
+    external_ref: Option<String>,
+    workflow_id: String,
+    category: String,
+    document_type: String,
+    document_country: Option<String>,
+    verdict: String,
+    decision: Option<String>,
+    review_status: Option<String>,
+    anomalies: String,
+    two_d_doc: Option<String>,
+    analyzed_at: String,
+    created_at: String,
 }
 
-fn required(v: &Option<String>) -> Result<&str, RepoError> {
-    v.as_deref()
-        .ok_or_else(|| RepoError::Store(super::StoreError::Corrupt("missing consultation column".into())))
+fn build(r: &Row<'_>) -> rusqlite::Result<ConsultationRow> {
+    Ok(ConsultationRow {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        external_ref: r.get(2)?,
+        workflow_id: r.get(3)?,
+        category: r.get(4)?,
+        document_type: r.get(5)?,
+        document_country: r.get(6)?,
+        verdict: r.get(7)?,
+        decision: r.get(8)?,
+        review_status: r.get(9)?,
+        anomalies: r.get(10)?,
+        two_d_doc: r.get(11)?,
+        analyzed_at: r.get(12)?,
+        created_at: r.get(13)?,
+    })
 }
 
-fn to_model(c: &[Option<String>; 13]) -> Result<Consultation, RepoError> {
-    let anomalies: Vec<crate::domain::Anomaly> = serde_json::from_str(required(&c[9])?)?;
+fn to_model(c: &ConsultationRow) -> Result<Consultation, RepoError> {
+    let anomalies: Vec<crate::domain::Anomaly> = serde_json::from_str(&c.anomalies)?;
     Ok(Consultation {
-        id: stored(required(&c[0])?)?,
-        external_ref: c[1].clone(),
-        workflow_id: stored(required(&c[2])?)?,
-        document_category: stored(required(&c[3])?)?,
-        document_type: stored(required(&c[4])?)?,
-        document_country: c[5].clone(),
-        verdict: stored(required(&c[6])?)?,
-        decision: c[7].as_deref().map(stored).transpose()?,
-        review_status: c[8].as_deref().map(stored).transpose()?,
+        id: stored(&c.id)?,
+        external_ref: c.external_ref.clone(),
+        workflow_id: stored(&c.workflow_id)?,
+        document_category: stored(&c.category)?,
+        document_type: stored(&c.document_type)?,
+        document_country: c.document_country.clone(),
+        verdict: stored(&c.verdict)?,
+        decision: c.decision.as_deref().map(stored).transpose()?,
+        review_status: c.review_status.as_deref().map(stored).transpose()?,
         anomaly_count: anomalies.len(),
         has_reject_anomaly: anomalies.iter().any(|a| a.severity == crate::domain::Severity::Reject),
         anomalies,
-        two_d_doc: c[10].as_deref().map(serde_json::from_str).transpose()?,
-        analyzed_at: stored_time(required(&c[11])?)?,
-        created_at: stored_time(required(&c[12])?)?,
+        two_d_doc: c.two_d_doc.as_deref().map(serde_json::from_str).transpose()?,
+        analyzed_at: stored_time(&c.analyzed_at)?,
+        created_at: stored_time(&c.created_at)?,
     })
 }
 
 /// A consultation of the company; another company's id is not found.
 pub fn get(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Consultation, RepoError> {
-    let (_, cols) = c
+    let row = c
         .query_row(
             &format!("SELECT {COLUMNS} FROM consultations WHERE id = ?1 AND company_id = ?2"),
             [id.as_str(), company.as_str()],
@@ -58,7 +83,7 @@ pub fn get(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<C
         )
         .optional()?
         .ok_or(RepoError::NotFound)?;
-    to_model(&cols)
+    to_model(&row)
 }
 
 /// The filters of `GET /api/v1/consultations`.
@@ -126,11 +151,11 @@ pub fn list(
     let mut rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|(seq, _)| Cursor(*seq))
+        rows.last().map(|row| Cursor(row.seq))
     } else {
         None
     };
-    let page = rows.iter().map(|(_, cols)| to_model(cols)).collect::<Result<Vec<_>, _>>()?;
+    let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
     Ok((page, next))
 }
 
@@ -260,10 +285,24 @@ const DUE_IMAGES: &str = "SELECT i.consultation_id, i.side, i.blob FROM companie
        AND i.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', ?1, '-' || co.retention_days || ' days')
      LIMIT ?2";
 
-/// Up to `limit` images past their company's retention, not yet purged: (consultation, side, blob).
-pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<(String, String, String)>, RepoError> {
+/// An image whose company's retention has passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueImage {
+    pub consultation_id: String,
+    pub side: String,
+    pub blob: String,
+}
+
+/// Up to `limit` images past their company's retention, not yet purged.
+pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<DueImage>, RepoError> {
     let mut stmt = c.prepare_cached(DUE_IMAGES)?;
-    let rows = stmt.query_map(params![crate::time::format(now), limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map(params![crate::time::format(now), limit], |r| {
+        Ok(DueImage {
+            consultation_id: r.get(0)?,
+            side: r.get(1)?,
+            blob: r.get(2)?,
+        })
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -314,7 +353,7 @@ pub fn pending_reviews(c: &Connection, company: Option<&CompanyId>, limit: u32) 
     let rows = stmt
         .query_map(params![company.map(|c| c.as_str()), limit], build)?
         .collect::<Result<Vec<_>, _>>()?;
-    rows.iter().map(|(_, cols)| to_model(cols)).collect()
+    rows.iter().map(to_model).collect()
 }
 
 /// A consultation by id alone, for operator commands.
@@ -361,7 +400,7 @@ mod tests {
         let now = Utc::now();
         store.write(move |tx| mixed_retentions(tx, now)).await.unwrap();
         let due = store.read(move |c| images_past_retention(c, now, 200)).await.unwrap();
-        let blobs: Vec<&str> = due.iter().map(|(_, _, blob)| blob.as_str()).collect();
+        let blobs: Vec<&str> = due.iter().map(|image| image.blob.as_str()).collect();
         assert_eq!(blobs, vec!["b-due"], "the first sweep purges B's due image, and only it");
 
         let later = now + Duration::days(3651 - 400);

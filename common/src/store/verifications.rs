@@ -18,10 +18,27 @@ pub fn token_hash(token: &str) -> Vec<u8> {
 
 const COLUMNS: &str = "id, workflow_id, external_ref, status, consultation_id, expires_at, created_at";
 
-type RawRow = (String, String, Option<String>, String, Option<String>, String, String);
+/// A session as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
+struct SessionRow {
+    id: String,
+    workflow_id: String,
+    external_ref: Option<String>,
+    status: String,
+    consultation_id: Option<String>,
+    expires_at: String,
+    created_at: String,
+}
 
-fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
+fn raw(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        id: r.get(0)?,
+        workflow_id: r.get(1)?,
+        external_ref: r.get(2)?,
+        status: r.get(3)?,
+        consultation_id: r.get(4)?,
+        expires_at: r.get(5)?,
+        created_at: r.get(6)?,
+    })
 }
 
 /// The stored status, or `expired` for a session still open past `expires_at`: the one expiry
@@ -36,17 +53,17 @@ fn current_status(stored_status: &str, expires_at: &str, now: DateTime<Utc>) -> 
 
 /// The session as its owner sees it; `url` is rebuilt by the caller from the public base when
 /// the caller may see it.
-fn build(r: RawRow, url: Option<String>, now: DateTime<Utc>) -> Result<VerificationSession, RepoError> {
-    let status = current_status(&r.3, &r.5, now)?;
+fn build(r: SessionRow, url: Option<String>, now: DateTime<Utc>) -> Result<VerificationSession, RepoError> {
+    let status = current_status(&r.status, &r.expires_at, now)?;
     Ok(VerificationSession {
-        id: stored(&r.0)?,
+        id: stored(&r.id)?,
         verification_url: url,
-        external_ref: r.2,
-        workflow_id: stored(&r.1)?,
-        expires_at: stored_time(&r.5)?,
+        external_ref: r.external_ref,
+        workflow_id: stored(&r.workflow_id)?,
+        expires_at: stored_time(&r.expires_at)?,
         status,
-        consultation_id: r.4.as_deref().map(stored).transpose()?,
-        created_at: stored_time(&r.6)?,
+        consultation_id: r.consultation_id.as_deref().map(stored).transpose()?,
+        created_at: stored_time(&r.created_at)?,
     })
 }
 

@@ -9,33 +9,43 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, rules, default_batch";
 
-type RawRow = (String, String, String, String, String, Option<String>, String, bool);
-
-fn raw(r: &Row<'_>) -> rusqlite::Result<RawRow> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-    ))
+/// A workflow as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
+struct WorkflowRow {
+    id: String,
+    name: String,
+    category: String,
+    created_at: String,
+    company_id: String,
+    webhook_url: Option<String>,
+    rules: String,
+    default_batch: bool,
 }
 
-fn build(r: RawRow) -> Result<WorkflowDetail, RepoError> {
+fn raw(r: &Row<'_>) -> rusqlite::Result<WorkflowRow> {
+    Ok(WorkflowRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        category: r.get(2)?,
+        created_at: r.get(3)?,
+        company_id: r.get(4)?,
+        webhook_url: r.get(5)?,
+        rules: r.get(6)?,
+        default_batch: r.get(7)?,
+    })
+}
+
+fn build(r: WorkflowRow) -> Result<WorkflowDetail, RepoError> {
     Ok(WorkflowDetail {
         workflow: Workflow {
-            id: stored(&r.0)?,
-            name: r.1,
-            document_category: stored(&r.2)?,
-            created_at: stored_time(&r.3)?,
+            id: stored(&r.id)?,
+            name: r.name,
+            document_category: stored(&r.category)?,
+            created_at: stored_time(&r.created_at)?,
         },
-        company_id: stored(&r.4)?,
-        webhook_url: r.5,
-        rules: serde_json::from_str(&r.6)?,
-        default_batch: r.7,
+        company_id: stored(&r.company_id)?,
+        webhook_url: r.webhook_url,
+        rules: serde_json::from_str(&r.rules)?,
+        default_batch: r.default_batch,
     })
 }
 
