@@ -19,6 +19,8 @@ pub mod request_id;
 pub mod routes;
 pub mod server;
 pub mod state;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod test_support;
 
 use state::AppState;
 use tokio::net::TcpListener;

@@ -226,3 +226,6 @@ async fn store_files(
     .map_err(|e| ApiError::internal("deposit blob", e))?
     .map_err(|e| ApiError::blob("deposit blob", e))
 }
+
+#[cfg(test)]
+mod tests;
