@@ -9,6 +9,7 @@
 pub mod assets;
 pub mod i18n;
 pub mod pages;
+mod templates;
 pub mod uploads;
 
 use crate::client_addr::ClientAddr;

@@ -4,20 +4,21 @@
 
 use super::assets::{CSS, JS};
 use super::i18n::{Lang, Strings};
+use super::templates;
 use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
-use crate::html::{self, escape};
+use crate::html;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
-use common::document::{accept_attribute, accepted};
+use common::document::accepted;
 use common::domain::{DocumentCategory, JourneySide, VerificationStatus};
-use common::journey::JourneyFile;
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
+use maud::Markup;
 use std::sync::OnceLock;
 
 /// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash,
@@ -35,19 +36,8 @@ fn content_security_policy() -> &'static str {
     })
 }
 
-fn document(t: &Strings, title: &str, head_extra: &str, body: &str, script: bool) -> String {
-    let script = if script { format!("<script>{JS}</script>") } else { String::new() };
-    format!(
-        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"robots\" content=\"noindex\">{head_extra}\
-<title>{title} — Sceau</title><style>{CSS}</style></head><body><main>{body}</main>{script}</body></html>",
-        lang = t.code,
-        title = escape(title),
-    )
-}
-
-fn respond(status: StatusCode, lang: Lang, html: String) -> Response {
-    let mut response = html::page(status, lang, content_security_policy(), html);
+fn respond(status: StatusCode, lang: Lang, page: Markup) -> Response {
+    let mut response = html::page(status, lang, content_security_policy(), page.into_string());
     response
         .headers_mut()
         .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -57,11 +47,14 @@ fn respond(status: StatusCode, lang: Lang, html: String) -> Response {
 /// A page with a title and one sentence: unknown, expired, used links and errors.
 pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Response {
     let t = lang.strings();
-    let body = format!("<h1>{}</h1><p>{}</p>", escape(title), escape(text));
-    respond(status, lang, document(t, title, "", &body, false))
+    respond(
+        status,
+        lang,
+        templates::document(t, title, None, templates::message(title, text), false),
+    )
 }
 
-/// The data the script needs, as JSON in a non-executed `<script type="application/json">`.
+/// The data the script needs, as JSON (see `templates::configuration`).
 fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String {
     let sides: Vec<serde_json::Value> = JourneySide::of(journey.category)
         .iter()
@@ -80,52 +73,7 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
             "errMissing": t.err_missing, "errNetwork": t.err_network, "errBusy": t.err_busy,
         },
     });
-    // `<` escaped so no string can close the script element.
-    format!(
-        "<script type=\"application/json\" id=\"cfg\">{}</script>",
-        cfg.to_string().replace('<', "\\u003c")
-    )
-}
-
-fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> String {
-    let (id, required) = (file.side.as_str(), file.required);
-    let (label, capture) = match file.side {
-        JourneySide::Front => (t.front, " capture=\"environment\""),
-        JourneySide::Back => (t.back, " capture=\"environment\""),
-        JourneySide::Selfie => (t.selfie, " capture=\"user\""),
-        // A document may be a PDF picked from the phone's files: no forced camera.
-        JourneySide::Document => (t.document, ""),
-    };
-    let (accept, hint) = (accept_attribute(category), t.file_hint(category));
-    let optional = if required {
-        String::new()
-    } else {
-        format!(" <span class=\"small\">({})</span>", t.optional)
-    };
-    let req = if required { " required aria-required=\"true\"" } else { "" };
-    format!(
-        "<div class=\"step\"><label for=\"{id}\">{label}{optional}</label><p class=\"hint\" id=\"{id}-hint\">{hint}</p>\
-<input type=\"file\" id=\"{id}\" name=\"{id}\" accept=\"{accept}\"{capture}{req} aria-describedby=\"{id}-hint {id}-msg\">\
-<img class=\"preview\" id=\"{id}-preview\" alt=\"\" hidden><progress id=\"{id}-progress\" max=\"100\" value=\"0\" aria-label=\"{progress}\" hidden></progress>\
-<p class=\"msg\" id=\"{id}-msg\" role=\"status\" aria-live=\"polite\"></p></div>",
-        label = escape(label),
-        hint = escape(&hint),
-        progress = escape(t.progress),
-    )
-}
-
-/// The "being checked" and thank-you sections; the script shows one after the other.
-fn after_sections(t: &Strings, checking_hidden: bool) -> String {
-    format!(
-        "<section id=\"checking\"{hidden}><h1 id=\"checking-title\" tabindex=\"-1\">{ct}</h1><p role=\"status\" aria-live=\"polite\">{cx}</p>\
-<progress aria-label=\"{ct}\"></progress></section>\
-<section id=\"done\" hidden><h1 id=\"done-title\" tabindex=\"-1\">{dt}</h1><p>{dx}</p></section>",
-        hidden = if checking_hidden { " hidden" } else { "" },
-        ct = escape(t.checking_title),
-        cx = escape(t.checking_text),
-        dt = escape(t.done_title),
-        dx = escape(t.done_text),
-    )
+    cfg.to_string()
 }
 
 /// The capture form of an open session.
@@ -135,35 +83,16 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         DocumentCategory::Identite => t.intro_identity,
         DocumentCategory::Administratif => t.intro_document,
     };
-    let steps: String = JourneySide::of(journey.category)
-        .iter()
-        .map(|file| side_step(t, journey.category, *file))
-        .collect();
-    let body = format!(
-        "<form id=\"journey\" novalidate><h1 id=\"journey-title\" tabindex=\"-1\">{title}</h1><p>{intro}</p>{steps}\
-<p class=\"msg\" id=\"form-msg\" role=\"alert\"></p><button type=\"submit\" id=\"submit\">{submit}</button>\
-<p class=\"small\">{privacy}</p></form>{after}{cfg}",
-        title = escape(t.title),
-        intro = escape(intro),
-        submit = escape(t.submit),
-        privacy = escape(t.privacy),
-        after = after_sections(t, true),
-        cfg = config(t, token, journey, false),
-    );
-    let head = format!("<meta name=\"csrf-token\" content=\"{}\">", escape(csrf));
-    respond(StatusCode::OK, lang, document(t, t.title, &head, &body, true))
+    let body = templates::form(t, journey.category, intro, &config(t, token, journey, false));
+    respond(StatusCode::OK, lang, templates::document(t, t.title, Some(csrf), body, true))
 }
 
 /// A submitted session: the "being checked" state, polling until the result is recorded.
 pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
     let t = lang.strings();
-    let body = format!("{}{}", after_sections(t, false), config(t, token, journey, true));
+    let body = templates::checking(t, &config(t, token, journey, true));
     // The script reads a CSRF meta even when it will not write; an empty one keeps it simple.
-    respond(
-        StatusCode::OK,
-        lang,
-        document(t, t.checking_title, "<meta name=\"csrf-token\" content=\"\">", &body, true),
-    )
+    respond(StatusCode::OK, lang, templates::document(t, t.checking_title, Some(""), body, true))
 }
 
 pub fn unknown(lang: Lang) -> Response {

@@ -1,0 +1,156 @@
+//! The journey's HTML as maud templates: every interpolation is escaped unless marked otherwise,
+//! and only the page's own CSS, JS and JSON configuration are (the JSON with `<` escaped so no
+//! value can close its element).
+
+use super::assets::{CSS, JS};
+use super::i18n::Strings;
+use common::document::accept_attribute;
+use common::domain::{DocumentCategory, JourneySide};
+use common::journey::JourneyFile;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+/// A whole page: `csrf` is the session's token for the script's writes, `script` whether the
+/// page runs the journey's script.
+pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, script: bool) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang=(t.code) {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                meta name="robots" content="noindex";
+                @if let Some(csrf) = csrf {
+                    meta name="csrf-token" content=(csrf);
+                }
+                title { (title) " — Sceau" }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                main { (body) }
+                @if script {
+                    script { (PreEscaped(JS)) }
+                }
+            }
+        }
+    }
+}
+
+/// A title and one sentence: unknown, expired, used links and errors.
+pub fn message(title: &str, text: &str) -> Markup {
+    html! {
+        h1 { (title) }
+        p { (text) }
+    }
+}
+
+/// The capture form, its later states and the script's configuration.
+pub fn form(t: &Strings, category: DocumentCategory, intro: &str, config: &str) -> Markup {
+    html! {
+        form id="journey" novalidate {
+            h1 id="journey-title" tabindex="-1" { (t.title) }
+            p { (intro) }
+            @for file in JourneySide::of(category) {
+                (side_step(t, category, *file))
+            }
+            p.msg id="form-msg" role="alert" {}
+            button type="submit" id="submit" { (t.submit) }
+            p.small { (t.privacy) }
+        }
+        (after_sections(t, true))
+        (configuration(config))
+    }
+}
+
+/// A submitted session: the "being checked" state, then the thank-you.
+pub fn checking(t: &Strings, config: &str) -> Markup {
+    html! {
+        (after_sections(t, false))
+        (configuration(config))
+    }
+}
+
+/// One file to give: its label, hint, input, preview, progress and message.
+fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> Markup {
+    let id = file.side.as_str();
+    let (label, capture) = match file.side {
+        JourneySide::Front => (t.front, Some("environment")),
+        JourneySide::Back => (t.back, Some("environment")),
+        JourneySide::Selfie => (t.selfie, Some("user")),
+        // A document may be a PDF picked from the phone's files: no forced camera.
+        JourneySide::Document => (t.document, None),
+    };
+    html! {
+        div.step {
+            label for=(id) {
+                (label)
+                @if !file.required {
+                    " "
+                    span.small { "(" (t.optional) ")" }
+                }
+            }
+            p.hint id={ (id) "-hint" } { (t.file_hint(category)) }
+            input type="file" id=(id) name=(id) accept=(accept_attribute(category)) capture=[capture]
+                required[file.required] aria-required=[file.required.then_some("true")]
+                aria-describedby={ (id) "-hint " (id) "-msg" };
+            img.preview id={ (id) "-preview" } alt="" hidden;
+            progress id={ (id) "-progress" } max="100" value="0" aria-label=(t.progress) hidden {}
+            p.msg id={ (id) "-msg" } role="status" aria-live="polite" {}
+        }
+    }
+}
+
+/// The "being checked" and thank-you sections; the script shows one after the other.
+fn after_sections(t: &Strings, checking_hidden: bool) -> Markup {
+    html! {
+        section id="checking" hidden[checking_hidden] {
+            h1 id="checking-title" tabindex="-1" { (t.checking_title) }
+            p role="status" aria-live="polite" { (t.checking_text) }
+            progress aria-label=(t.checking_title) {}
+        }
+        section id="done" hidden {
+            h1 id="done-title" tabindex="-1" { (t.done_title) }
+            p { (t.done_text) }
+        }
+    }
+}
+
+/// The script's data, as JSON in a non-executed `<script type="application/json">`; `<` is
+/// escaped so no string can close the element.
+fn configuration(json: &str) -> Markup {
+    html! {
+        script type="application/json" id="cfg" { (PreEscaped(json.replace('<', "\\u003c"))) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journey::i18n::Lang;
+
+    #[test]
+    fn interpolations_are_escaped_and_the_configuration_cannot_close_its_element() {
+        let t = Lang::Fr.strings();
+        let page = document(t, "<b>x</b>", Some("\"><script>"), message("<i>", "a & b"), false).into_string();
+        assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; — Sceau</title>"), "{page}");
+        assert!(page.contains("content=\"&quot;&gt;&lt;script&gt;\""), "{page}");
+        assert!(page.contains("<h1>&lt;i&gt;</h1><p>a &amp; b</p>"), "{page}");
+        assert!(!page.contains("<script>"), "no script on a message page");
+        let config = configuration(r#"{"t":"</script><script>alert(1)"}"#).into_string();
+        assert_eq!(config.matches("</script>").count(), 1, "{config}");
+    }
+
+    #[test]
+    fn the_form_asks_for_each_file_of_the_category() {
+        let t = Lang::En.strings();
+        let page = form(t, DocumentCategory::Identite, t.intro_identity, "{}").into_string();
+        for id in ["front", "back", "selfie"] {
+            assert!(
+                page.contains(&format!("<input type=\"file\" id=\"{id}\" name=\"{id}\"")),
+                "{id}: {page}"
+            );
+        }
+        assert!(page.contains("capture=\"user\""));
+        assert_eq!(page.matches(" required aria-required=\"true\"").count(), 2, "back is optional");
+        assert!(!page.contains("id=\"document\""));
+    }
+}
