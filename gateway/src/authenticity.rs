@@ -16,6 +16,7 @@ use base64::Engine as _;
 use common::crypto::envelope::MasterKeys;
 use common::ids::ConsultationId;
 use common::store::RepoError;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use ring::hmac;
 use std::sync::LazyLock;
 
@@ -66,10 +67,7 @@ pub fn verify(keys: &MasterKeys, segment: &str) -> Option<ConsultationId> {
 }
 
 /// Dark text on white, a green or red band well above 4.5:1 against its text.
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:38rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;background:#fff;line-height:1.5}\
-h1{font-size:1.5rem}.ok{border-left:.4rem solid #1b5e20;padding-left:1rem}.ko{border-left:.4rem solid #b71c1c;padding-left:1rem}\
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}footer{margin-top:2rem;font-size:.9rem;color:#444}\
-h2{font-size:1.15rem;margin-top:1.5rem}li{margin-bottom:.4rem}.fp{font-family:ui-monospace,monospace;font-size:1.2rem;letter-spacing:.05em;white-space:nowrap}";
+const STYLE: &str = include_str!("authenticity.css");
 
 /// The CSP: nothing external, no script, only the page's own stylesheet (by hash).
 static CSP: LazyLock<String> = LazyLock::new(|| {
@@ -77,13 +75,21 @@ static CSP: LazyLock<String> = LazyLock::new(|| {
     format!("default-src 'none'; style-src 'sha256-{hash}'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 });
 
-fn html_page(status: StatusCode, lang: Lang, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-<meta name=\"robots\" content=\"noindex\"><title>{title} — Sceau</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>",
-        lang = lang.code(),
-        title = html::escape(title),
-    );
+fn html_page(status: StatusCode, lang: Lang, title: &str, body: Markup) -> Response {
+    let html = html! {
+        (DOCTYPE)
+        html lang=(lang.code()) {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                meta name="robots" content="noindex";
+                title { (title) " — Sceau" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { main { (body) } }
+        }
+    }
+    .into_string();
     let mut response = html::page(status, lang, &CSP, html);
     let headers = response.headers_mut();
     headers.insert(HeaderName::from_static("x-robots-tag"), HeaderValue::from_static("noindex"));
@@ -107,7 +113,7 @@ The document carrying it must not be taken as a certificate issued by Sceau.",
         StatusCode::NOT_FOUND,
         lang,
         title,
-        &format!("<section class=\"ko\"><h1>{title}</h1><p>{text}</p></section>"),
+        html! { section.ko { h1 { (title) } p { (text) } } },
     )
 }
 
@@ -120,7 +126,7 @@ fn unavailable(lang: Lang) -> Response {
         StatusCode::INTERNAL_SERVER_ERROR,
         lang,
         title,
-        &format!("<h1>{title}</h1><p>{text}</p>"),
+        html! { h1 { (title) } p { (text) } },
     )
 }
 
@@ -148,7 +154,7 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link):
         }
     };
     match body::genuine(&facts, lang) {
-        Ok((title, body)) => html_page(StatusCode::OK, lang, title, &body),
+        Ok((title, body)) => html_page(StatusCode::OK, lang, title, body),
         Err(e) => {
             tracing::error!(error = %e, "authenticity page fingerprint");
             unavailable(lang)

@@ -1,25 +1,9 @@
-//! What every server-rendered page (journey, authenticity) shares: the escaper, so no page can
-//! forget a character, and the response with the headers a page for the public must carry.
+//! What every server-rendered page (journey, authenticity) shares: the response with the headers
+//! a page for the public must carry. Pages are maud templates, which escape every interpolation.
 
 use crate::journey::i18n::Lang;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
-
-/// `text` escaped for HTML element content and quoted attributes.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// An HTML page in `lang`: never cached or sent as referrer, not sniffed, varying with
 /// `Accept-Language`, under the page's own Content-Security-Policy `csp`.
@@ -35,14 +19,4 @@ pub fn page(status: StatusCode, lang: Lang, csp: &str, html: String) -> Response
         h.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape;
-
-    #[test]
-    fn escapes_markup_and_both_quotes() {
-        assert_eq!(escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
-    }
 }

@@ -4,9 +4,8 @@
 
 use crate::certificate::facts::{Facts, Fingerprint, SealFacts};
 use crate::certificate::labels;
-use crate::html::escape;
 use crate::journey::i18n::Lang;
-use std::fmt::Write as _;
+use maud::{html, Markup};
 
 /// The page's fixed words, per language.
 struct Words {
@@ -104,37 +103,42 @@ If any of them differs, the document in your hands was altered.",
 };
 
 /// The title and body of the page confirming `facts`; fails only if the facts cannot be encoded.
-pub fn genuine(facts: &Facts, lang: Lang) -> Result<(&'static str, String), serde_json::Error> {
+pub fn genuine(facts: &Facts, lang: Lang) -> Result<(&'static str, Markup), serde_json::Error> {
     let w = match lang {
         Lang::Fr => &FR,
         Lang::En => &EN,
     };
     let fingerprint = facts.fingerprint()?;
     let before_review = facts.before_review().map(|f| f.fingerprint()).transpose()?;
-    let mut body = format!("<section class=\"ok\"><h1>{}</h1><p>{}</p></section>", w.title, w.intro);
-    fingerprint_section(&mut body, w, fingerprint, before_review);
-    details(&mut body, w, facts, lang);
-    checks(&mut body, w, facts, lang);
-    if let Some(seal) = &facts.two_d_doc {
-        seal_section(&mut body, w, seal, lang);
-    }
-    anomalies(&mut body, w, facts, lang);
-    let _ = write!(body, "<footer><p>{}</p></footer>", w.note);
+    let body = html! {
+        section.ok {
+            h1 { (w.title) }
+            p { (w.intro) }
+        }
+        (fingerprint_section(w, fingerprint, before_review))
+        (details(w, facts, lang))
+        (checks(w, facts, lang))
+        @if let Some(seal) = &facts.two_d_doc {
+            (seal_section(w, seal, lang))
+        }
+        (anomalies(w, facts, lang))
+        footer { p { (w.note) } }
+    };
     Ok((w.title, body))
 }
 
-fn fingerprint_section(body: &mut String, w: &Words, fingerprint: Fingerprint, before_review: Option<Fingerprint>) {
-    let _ = write!(
-        body,
-        "<h2>{}</h2><p class=\"fp\" id=\"fingerprint\">{fingerprint}</p><p>{}</p>",
-        w.fingerprint, w.fingerprint_where
-    );
-    if let Some(earlier) = before_review {
-        let _ = write!(body, "<p>{} : <span class=\"fp\">{earlier}</span></p>", w.before_review);
+fn fingerprint_section(w: &Words, fingerprint: Fingerprint, before_review: Option<Fingerprint>) -> Markup {
+    html! {
+        h2 { (w.fingerprint) }
+        p.fp id="fingerprint" { (fingerprint) }
+        p { (w.fingerprint_where) }
+        @if let Some(earlier) = before_review {
+            p { (w.before_review) " : " span.fp { (earlier) } }
+        }
     }
 }
 
-fn details(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
+fn details(w: &Words, f: &Facts, lang: Lang) -> Markup {
     let rows = [
         (w.consultation, f.consultation.clone()),
         (w.analyzed, labels::date(f.analyzed_at, lang)),
@@ -146,34 +150,28 @@ fn details(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
         (w.decision, labels::decision(f.decision, lang).to_owned()),
         (w.review, labels::review(f.review_status, lang).to_owned()),
     ];
-    let _ = write!(body, "<h2>{}</h2>", w.details);
-    definitions(body, rows.iter().map(|(term, value)| (*term, value.as_str())));
+    html! {
+        h2 { (w.details) }
+        (definitions(rows.iter().map(|(term, value)| (*term, value.as_str()))))
+    }
 }
 
-fn checks(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
-    let _ = write!(body, "<h2>{} ({})</h2>", w.checks, f.checks.len());
-    if f.checks.is_empty() {
-        let _ = write!(body, "<p>{}</p>", w.no_check);
-        return;
+fn checks(w: &Words, f: &Facts, lang: Lang) -> Markup {
+    html! {
+        h2 { (w.checks) " (" (f.checks.len()) ")" }
+        @if f.checks.is_empty() {
+            p { (w.no_check) }
+        } @else {
+            ul {
+                @for outcome in &f.checks {
+                    li { (labels::check(outcome.check, lang)) " — " (labels::outcome(outcome.passed, lang)) }
+                }
+            }
+        }
     }
-    body.push_str("<ul>");
-    for outcome in &f.checks {
-        let _ = write!(
-            body,
-            "<li>{} — {}</li>",
-            labels::check(outcome.check, lang),
-            labels::outcome(outcome.passed, lang)
-        );
-    }
-    body.push_str("</ul>");
 }
 
-fn seal_section(body: &mut String, w: &Words, seal: &SealFacts, lang: Lang) {
-    let _ = write!(body, "<h2>{}</h2>", w.seal);
-    if !seal.present {
-        let _ = write!(body, "<p>{}</p>", w.no_seal);
-        return;
-    }
+fn seal_section(w: &Words, seal: &SealFacts, lang: Lang) -> Markup {
     let values = [
         labels::signature_status(seal.signature_status, lang),
         labels::yes_no(seal.signature_verified, lang),
@@ -181,31 +179,45 @@ fn seal_section(body: &mut String, w: &Words, seal: &SealFacts, lang: Lang) {
         labels::yes_no(seal.data_matches, lang),
         labels::read_status(seal.read_status, lang),
     ];
-    definitions(body, w.seal_rows.into_iter().zip(values));
+    html! {
+        h2 { (w.seal) }
+        @if seal.present {
+            (definitions(w.seal_rows.into_iter().zip(values)))
+        } @else {
+            p { (w.no_seal) }
+        }
+    }
 }
 
-fn anomalies(body: &mut String, w: &Words, f: &Facts, lang: Lang) {
-    let _ = write!(body, "<h2>{} ({})</h2>", w.anomalies, f.anomalies.len());
-    if f.anomalies.is_empty() {
-        let _ = write!(body, "<p>{}</p>", w.no_anomaly);
-        return;
+fn anomalies(w: &Words, f: &Facts, lang: Lang) -> Markup {
+    html! {
+        h2 { (w.anomalies) " (" (f.anomalies.len()) ")" }
+        @if f.anomalies.is_empty() {
+            p { (w.no_anomaly) }
+        } @else {
+            ul {
+                @for a in &f.anomalies {
+                    li {
+                        strong { (labels::severity(a.severity, lang)) " — " (a.code) }
+                        br;
+                        (labels::anomaly_meaning(a.code, lang))
+                    }
+                }
+            }
+        }
     }
-    body.push_str("<ul>");
-    for a in &f.anomalies {
-        let _ = write!(body, "<li><strong>{} — {}</strong>", labels::severity(a.severity, lang), a.code);
-        let _ = write!(body, "<br>{}", escape(labels::anomaly_meaning(a.code, lang)));
-        body.push_str("</li>");
-    }
-    body.push_str("</ul>");
 }
 
-/// A definition list; every value is escaped (engine vocabularies pass through as they are).
-fn definitions<'a>(body: &mut String, rows: impl Iterator<Item = (&'a str, &'a str)>) {
-    body.push_str("<dl>");
-    for (term, value) in rows {
-        let _ = write!(body, "<dt>{term}</dt><dd>{}</dd>", escape(value));
+/// A definition list.
+fn definitions<'a>(rows: impl Iterator<Item = (&'a str, &'a str)>) -> Markup {
+    html! {
+        dl {
+            @for (term, value) in rows {
+                dt { (term) }
+                dd { (value) }
+            }
+        }
     }
-    body.push_str("</dl>");
 }
 
 #[cfg(test)]
@@ -240,7 +252,7 @@ mod tests {
     #[test]
     fn shows_every_fact_in_both_languages_escaped() {
         let f = facts();
-        let (_, fr) = genuine(&f, Lang::Fr).unwrap();
+        let fr = genuine(&f, Lang::Fr).unwrap().1.into_string();
         for expected in [
             "<dd>Passeport</dd>",
             "<dd>&lt;script&gt;</dd>",
@@ -258,6 +270,7 @@ mod tests {
         let pending = f.before_review().unwrap().fingerprint().unwrap().to_string();
         assert!(fr.contains(&pending), "the pending certificate's fingerprint is given too");
         let (title, en) = genuine(&f, Lang::En).unwrap();
+        let en = en.into_string();
         assert_eq!(title, "Genuine certificate");
         for expected in ["<dd>Passport</dd>", "<dd>Suspicious</dd>", "<dd>Accepted</dd>", "— Failed"] {
             assert!(en.contains(expected), "`{expected}` missing: {en}");
