@@ -6,7 +6,7 @@ mod body;
 
 use crate::certificate::facts::Facts;
 use crate::html;
-use crate::journey::i18n::Lang;
+use crate::i18n::Lang;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};

@@ -1,7 +1,7 @@
 //! What every server-rendered page (journey, authenticity) shares: the response with the headers
 //! a page for the public must carry. Pages are maud templates, which escape every interpolation.
 
-use crate::journey::i18n::Lang;
+use crate::i18n::Lang;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 

@@ -7,6 +7,7 @@ pub mod certificate;
 pub mod client_addr;
 pub mod error;
 pub mod html;
+pub mod i18n;
 pub mod input;
 pub mod inspect;
 pub mod journey;

@@ -3,111 +3,13 @@
 //! the one in the certificate's footer.
 
 use crate::certificate::facts::{Facts, Fingerprint, SealFacts};
-use crate::certificate::labels;
-use crate::journey::i18n::Lang;
+use crate::i18n::authenticity::Words;
+use crate::i18n::{labels, Lang};
 use maud::{html, Markup};
-
-/// The page's fixed words, per language.
-struct Words {
-    title: &'static str,
-    intro: &'static str,
-    fingerprint: &'static str,
-    fingerprint_where: &'static str,
-    before_review: &'static str,
-    details: &'static str,
-    consultation: &'static str,
-    analyzed: &'static str,
-    recorded: &'static str,
-    category: &'static str,
-    document_type: &'static str,
-    country: &'static str,
-    verdict: &'static str,
-    decision: &'static str,
-    review: &'static str,
-    checks: &'static str,
-    no_check: &'static str,
-    seal: &'static str,
-    no_seal: &'static str,
-    seal_rows: [&'static str; 5],
-    anomalies: &'static str,
-    no_anomaly: &'static str,
-    note: &'static str,
-}
-
-const FR: Words = Words {
-    title: "Certificat authentique",
-    intro: "Ce certificat a bien été émis par Sceau, service de vérification de documents. \
-Les informations ci-dessous sont celles de l’analyse enregistrée : comparez-les, avec l’empreinte, à celles du certificat. \
-Si l’une d’elles diffère, le document que vous avez en main a été modifié.",
-    fingerprint: "Empreinte du certificat",
-    fingerprint_where: "Elle est imprimée en bas de chaque page du certificat.",
-    before_review: "Un certificat téléchargé avant la revue humaine (revue « En attente ») porte l’empreinte",
-    details: "Détails",
-    consultation: "Consultation",
-    analyzed: "Analysé le",
-    recorded: "Enregistré le",
-    category: "Catégorie",
-    document_type: "Type de document",
-    country: "Pays",
-    verdict: "Verdict",
-    decision: "Décision",
-    review: "Revue humaine",
-    checks: "Vérifications réalisées",
-    no_check: "Aucune vérification n’a pu être réalisée sur ce document.",
-    seal: "Cachet électronique 2D-Doc",
-    no_seal: "Aucun cachet 2D-Doc n’a été trouvé sur le document.",
-    seal_rows: [
-        "Signature",
-        "Signature vérifiée",
-        "Autorité de certification reconnue (ANTS)",
-        "Données du cachet conformes au document",
-        "Lecture",
-    ],
-    anomalies: "Points d’attention",
-    no_anomaly: "Aucun point d’attention.",
-    note: "Cette page ne contient aucune donnée personnelle.",
-};
-
-const EN: Words = Words {
-    title: "Genuine certificate",
-    intro: "This certificate was issued by Sceau, a document verification service. \
-The details below are those of the recorded analysis: compare them, and the fingerprint, with the certificate. \
-If any of them differs, the document in your hands was altered.",
-    fingerprint: "Certificate fingerprint",
-    fingerprint_where: "It is printed at the bottom of every page of the certificate.",
-    before_review: "A certificate downloaded before the human review (review “Pending”) carries the fingerprint",
-    details: "Details",
-    consultation: "Consultation",
-    analyzed: "Analysed on",
-    recorded: "Recorded on",
-    category: "Category",
-    document_type: "Document type",
-    country: "Country",
-    verdict: "Verdict",
-    decision: "Decision",
-    review: "Human review",
-    checks: "Checks performed",
-    no_check: "No check could be performed on this document.",
-    seal: "2D-Doc electronic seal",
-    no_seal: "No 2D-Doc seal was found on the document.",
-    seal_rows: [
-        "Signature",
-        "Signature verified",
-        "Certification authority recognised (ANTS)",
-        "Seal data matching the document",
-        "Reading",
-    ],
-    anomalies: "Points of attention",
-    no_anomaly: "No point of attention.",
-    note: "This page contains no personal data.",
-};
 
 /// The title and body of the page confirming `facts`; fails only if the facts cannot be encoded.
 pub fn genuine(facts: &Facts, lang: Lang) -> Result<(&'static str, Markup), serde_json::Error> {
-    let w = match lang {
-        Lang::Fr => &FR,
-        Lang::En => &EN,
-    };
+    let w = Words::of(lang);
     let fingerprint = facts.fingerprint()?;
     let before_review = facts.before_review().map(|f| f.fingerprint()).transpose()?;
     let body = html! {

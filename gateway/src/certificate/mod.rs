@@ -3,11 +3,10 @@
 //! from the clock). Its QR code leads to the public authenticity page.
 
 pub mod facts;
-pub mod labels;
 mod layout;
 mod qr;
 
-use crate::journey::i18n::Lang;
+use crate::i18n::{labels, Lang};
 use common::analysis::CheckOutcome;
 use common::model::Consultation;
 use facts::{Facts, SealFacts};

@@ -7,7 +7,6 @@
 //! counts against its address alone: guessing links is limited like everything else.
 
 pub mod assets;
-pub mod i18n;
 pub mod pages;
 mod templates;
 pub mod uploads;

@@ -3,12 +3,13 @@
 //! language; the thank-you page never reveals the verdict (the client decides what to tell).
 
 use super::assets::{CSS, JS};
-use super::i18n::{Lang, Strings};
 use super::templates;
 use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
 use crate::html;
+use crate::i18n::journey::Strings;
+use crate::i18n::Lang;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};

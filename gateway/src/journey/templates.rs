@@ -3,7 +3,7 @@
 //! value can close its element).
 
 use super::assets::{CSS, JS};
-use super::i18n::Strings;
+use crate::i18n::journey::Strings;
 use common::document::accept_attribute;
 use common::domain::{DocumentCategory, JourneySide};
 use common::journey::JourneyFile;
@@ -125,7 +125,7 @@ fn configuration(json: &str) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journey::i18n::Lang;
+    use crate::i18n::Lang;
 
     #[test]
     fn interpolations_are_escaped_and_the_configuration_cannot_close_its_element() {

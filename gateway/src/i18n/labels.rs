@@ -1,7 +1,7 @@
 //! The words the certificate and the authenticity page put on each fact, in French and English,
 //! in one place: a reader compares the two documents, so they must say the same thing.
 
-use crate::journey::i18n::Lang;
+use crate::i18n::Lang;
 use common::analysis::Check;
 use common::domain::{AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
 
