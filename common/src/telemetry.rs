@@ -34,8 +34,10 @@ impl std::fmt::Display for RequestId {
 }
 
 /// `request_id` as a span field: the id, or `-` for work no request created (a deadline, the CLI).
+/// An id read back from a message is checked again, so a forged message cannot forge log lines.
 pub fn request_field(id: Option<&RequestId>) -> &str {
-    id.map_or("-", RequestId::as_str)
+    id.filter(|id| RequestId::parse(id.as_str()).is_some())
+        .map_or("-", RequestId::as_str)
 }
 
 /// Installs the global subscriber once; later calls are no-ops (tests start several services).

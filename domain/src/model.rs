@@ -36,10 +36,22 @@ pub struct WorkflowRules {
     pub min_age: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_countries: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Read as rules have always been written: in any case, and a name of no type (a typo kept
+    /// in an older rule) is left out, as it never matched a document.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "document_types")]
     pub accepted_document_types: Option<Vec<DocumentType>>,
     #[serde(default)]
     pub systematic_review: bool,
+}
+
+fn document_types<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<DocumentType>>, D::Error> {
+    let names = Option::<Vec<String>>::deserialize(d)?;
+    Ok(names.map(|names| {
+        names
+            .iter()
+            .filter_map(|name| name.trim().to_ascii_lowercase().parse().ok())
+            .collect()
+    }))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,4 +144,23 @@ pub struct BatchItem {
     pub status: ItemStatus,
     pub consultation_id: Option<ConsultationId>,
     pub error: Option<ItemError>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_rules_keep_reading_as_they_were_written() {
+        let rules: WorkflowRules = serde_json::from_str(r#"{"acceptedDocumentTypes":["Passeport","PERMIS_CONDUIRE","pasport"]}"#).unwrap();
+        assert_eq!(
+            rules.accepted_document_types,
+            Some(vec![DocumentType::Passeport, DocumentType::PermisConduire])
+        );
+        let written = serde_json::to_value(&rules).unwrap();
+        assert_eq!(
+            written["acceptedDocumentTypes"],
+            serde_json::json!(["passeport", "permis_conduire"])
+        );
+    }
 }

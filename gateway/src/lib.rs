@@ -1,5 +1,5 @@
-//! The gateway: the HTTP API and journey pages, the recorder (the one writer of results), the
-//! outbox relay and the housekeeping sweeper.
+//! The gateway: the HTTP API, the journey and authenticity pages, the certificate. What writes
+//! results (recorder, relay, sweeper) lives in the `recorder` crate.
 pub mod api;
 pub mod auth;
 pub mod authenticity;

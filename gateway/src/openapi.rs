@@ -1153,7 +1153,7 @@ fn schemas() -> Value {
             "required": ["side", "kind", "bytes"],
             "properties": {
                 "side": { "type": "string", "enum": journey_sides() },
-                "kind": { "type": "string", "enum": ["jpeg", "png", "webp", "pdf", "tiff"], "description": "The type read from the file's bytes." },
+                "kind": { "type": "string", "enum": wire_values(common::document::FileKind::ALL, common::document::FileKind::as_str), "description": "The type read from the file's bytes." },
                 "bytes": { "type": "integer", "minimum": 1 },
             },
         },

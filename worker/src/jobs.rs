@@ -164,7 +164,7 @@ impl Worker {
         let _busy = InFlight::enter(&self.in_flight);
         let delivery = &delivery;
         let handled = consumer::handle(self.queue.as_ref(), delivery, |Job::V1(job)| async move {
-            // Held until the job is settled: the company's place in this worker's real-time share.
+            // Held while the job is handled: the company's place in this worker's real-time share.
             let _share = match delivery.topic {
                 Topic::JobsRealtime if !self.queue.shares_fairly(Topic::JobsRealtime) => match share.try_take(&job.company_id) {
                     Some(slot) => Some(slot),

@@ -5,7 +5,7 @@
 use common::deadlines::Deadlines;
 use common::ids::BatchId;
 use common::messages::{RecorderMessage, RecorderV1};
-use common::queue::{Queue, Topic};
+use common::queue::Queue;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,8 +37,7 @@ pub async fn run(deadlines: Arc<dyn Deadlines>, queue: Arc<dyn Queue>, every: Du
                 batch_id: batch_id.clone(),
                 at: chrono::Utc::now(),
             });
-            let Ok(payload) = serde_json::to_vec(&message) else { continue };
-            match queue.publish(Topic::Results, payload, Duration::ZERO).await {
+            match common::queue::consumer::publish(queue.as_ref(), &message, Duration::ZERO).await {
                 Ok(()) => {
                     sent.insert(batch_id, Instant::now());
                 }

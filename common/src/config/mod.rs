@@ -15,6 +15,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The file read from the working directory, if it is there.
+const FILE: &str = "sceau.toml";
+
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration: {0}")]
 pub struct ConfigError(pub String);
@@ -175,8 +178,18 @@ impl Config {
     /// Defaults, then `./sceau.toml`, then the process's `SCEAU_*` variables, then `flags`
     /// (given by their variable names, e.g. `("SCEAU_WORKERS", "4")`).
     pub fn load(flags: &[(&str, String)]) -> Result<Config, ConfigError> {
-        let environment = std::env::vars().filter(|(name, _)| name.starts_with("SCEAU_"));
-        Self::layered(Toml::file("sceau.toml"), environment, flags)
+        // `vars_os`: a variable of another program that is not Unicode must not stop the start.
+        let environment = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+            .filter(|(name, _)| name.starts_with("SCEAU_"))
+            .map(|(name, value)| (name, value.to_string_lossy().into_owned()));
+        // The working directory's file only, as documented (not a parent's), and only if it is there.
+        let file = if std::path::Path::new(FILE).is_file() {
+            Toml::file_exact(FILE)
+        } else {
+            Toml::string("")
+        };
+        Self::layered(file, environment, flags)
     }
 
     /// `file`, then `environment`, then `flags`, each overriding the one before.

@@ -1,5 +1,5 @@
 //! The genuine page's content: every fact the certificate prints, with the certificate's own
-//! words (`certificate::labels`) in the reader's language, and the fingerprint to compare with
+//! words (`i18n::labels`) in the reader's language, and the fingerprint to compare with
 //! the one in the certificate's footer.
 
 use crate::certificate::facts::{Facts, Fingerprint, SealFacts};

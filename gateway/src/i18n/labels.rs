@@ -5,8 +5,8 @@ use crate::i18n::Lang;
 use common::analysis::Check;
 use common::domain::{AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
 
-/// A stored instant (`2026-11-22T23:41:40.123Z`) as printed: `22/11/2026 à 23:41:40 UTC` in
-/// French, `2026-11-22 23:41:40 UTC` in English; the stored text as is when it does not parse.
+/// An instant as printed: `22/11/2026 à 23:41:40 UTC` in French, `2026-11-22 23:41:40 UTC` in
+/// English.
 pub fn date(t: chrono::DateTime<chrono::Utc>, lang: Lang) -> String {
     let format = match lang {
         Lang::Fr => "%d/%m/%Y à %H:%M:%S UTC",
