@@ -80,7 +80,7 @@ async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
     let file = support::png(48, 7);
     svc.deposit(&co.key, &batch, "identite", &file).await;
     let blobs = svc.data_dir().join("blobs");
-    let stored = files_under(&blobs);
+    let stored = common::test_fixtures::files_under(&blobs);
     assert_eq!(stored.len(), 1);
     let raw = std::fs::read(&stored[0]).expect("blob");
     assert!(!raw.windows(16).any(|w| w == &file[100..116]), "the file is not stored in clear");
@@ -92,7 +92,7 @@ async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
     let csl = done["items"][0]["consultationId"].as_str().expect("csl").to_owned();
     // The deposit blob goes; the consultation keeps its own encrypted image.
     support::eventually(Duration::from_secs(10), "the deposit blob is deleted", || async {
-        !files_under(&blobs).contains(&stored[0])
+        !common::test_fixtures::files_under(&blobs).contains(&stored[0])
     })
     .await;
     let image = svc
@@ -111,19 +111,6 @@ async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
     assert_eq!(entry["target"], format!("{csl}/recto"));
     assert_eq!(entry["keyPrefix"], &co.key[..16]);
     assert_eq!(entry["ip"], "127.0.0.1");
-}
-
-fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 fn chrono_now() -> i64 {

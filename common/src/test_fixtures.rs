@@ -140,6 +140,21 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
+/// Every file under `dir`, at any depth (the blob store's encrypted files, say); none when `dir`
+/// does not exist.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

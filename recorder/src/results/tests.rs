@@ -8,7 +8,7 @@ use common::domain::{Licence, Verdict};
 use common::queue::sqlite::SqliteQueue;
 use common::store::test_support::{allow_inserts, refuse_inserts, TempStore};
 use common::store::{companies, consultations};
-use std::path::Path;
+use common::test_fixtures::files_under;
 
 struct Fixture {
     store: TempStore,
@@ -85,18 +85,6 @@ fn analysed(f: &Fixture) -> RecorderV1 {
     }
 }
 
-/// Encrypted files under `dir`, at any depth.
-fn files_under(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| if e.path().is_dir() { files_under(&e.path()) } else { 1 })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 /// The batch's one document: its status and consultation.
 async fn document(f: &Fixture) -> (ItemStatus, Option<ConsultationId>) {
     let (company, batch) = (f.company.clone(), f.batch.clone());
@@ -112,11 +100,11 @@ async fn a_result_delivered_twice_is_recorded_once() {
     f.recorder.apply(analysed(&f)).await.unwrap();
     let (status, first) = document(&f).await;
     assert_eq!(status, ItemStatus::Succeeded);
-    assert_eq!(files_under(&blobs), 2, "the deposit and its consultation's image");
+    assert_eq!(files_under(&blobs).len(), 2, "the deposit and its consultation's image");
 
     f.recorder.apply(analysed(&f)).await.unwrap();
     assert_eq!(document(&f).await.1, first, "the first result stands");
-    assert_eq!(files_under(&blobs), 2, "the second delivery's copy is deleted");
+    assert_eq!(files_under(&blobs).len(), 2, "the second delivery's copy is deleted");
     let (company, id) = (f.company.clone(), first.unwrap());
     let image = f
         .store
@@ -128,7 +116,7 @@ async fn a_result_delivered_twice_is_recorded_once() {
     // Once settled, the sweeper releases the deposit's file, once.
     assert_eq!(crate::sweeper::release_deposit_files(&f.store, &f.recorder.blobs).await.unwrap(), 1);
     assert_eq!(crate::sweeper::release_deposit_files(&f.store, &f.recorder.blobs).await.unwrap(), 0);
-    assert_eq!(files_under(&blobs), 1, "only the consultation's image is left");
+    assert_eq!(files_under(&blobs).len(), 1, "only the consultation's image is left");
 }
 
 #[tokio::test]
@@ -138,7 +126,11 @@ async fn a_failure_after_the_images_are_copied_leaves_no_copy_and_a_retry_record
     f.store.write(|tx| refuse_inserts(tx, "consultation_images")).await.unwrap();
     let failed = f.recorder.apply(analysed(&f)).await;
     assert!(failed.is_err(), "the transaction failed");
-    assert_eq!(files_under(&blobs), 1, "the copied image is deleted with the failed transaction");
+    assert_eq!(
+        files_under(&blobs).len(),
+        1,
+        "the copied image is deleted with the failed transaction"
+    );
     assert_eq!(document(&f).await, (ItemStatus::Pending, None), "nothing was half-written");
 
     f.store.write(|tx| allow_inserts(tx, "consultation_images")).await.unwrap();
@@ -146,5 +138,5 @@ async fn a_failure_after_the_images_are_copied_leaves_no_copy_and_a_retry_record
     let (status, consultation) = document(&f).await;
     assert_eq!(status, ItemStatus::Succeeded);
     assert!(consultation.is_some());
-    assert_eq!(files_under(&blobs), 2);
+    assert_eq!(files_under(&blobs).len(), 2);
 }

@@ -6,8 +6,8 @@ use crate::test_support::{spawn_app, TestApp};
 use base64::Engine as _;
 use common::ids::BatchId;
 use common::store::batches;
+use common::test_fixtures::files_under;
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// A small PNG photo, which the identity category accepts.
 fn png() -> Vec<u8> {
@@ -22,18 +22,6 @@ async fn open_batch(app: &TestApp) -> String {
     let (status, batch) = app.call("POST", "/api/v1/batches", Some(&json!({ "externalRef": "lot-1" }))).await;
     assert_eq!(status, 201, "{batch}");
     batch["id"].as_str().expect("batch id").to_owned()
-}
-
-/// Encrypted files under `dir`, at any depth.
-fn files_under(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| if e.path().is_dir() { files_under(&e.path()) } else { 1 })
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 async fn documents_in(app: &TestApp, batch: &str) -> u32 {
@@ -58,8 +46,11 @@ async fn a_deposit_is_encrypted_and_recorded_once() {
     assert_eq!((status, deposited["position"].as_u64()), (201, Some(1)), "{deposited}");
     assert_eq!(documents_in(&app, &batch).await, 1);
     let blobs = app.store.dir().join("blobs");
-    assert_eq!(files_under(&blobs), 1);
-    let stored: Vec<u8> = walk(&blobs).into_iter().flat_map(|p| std::fs::read(p).expect("blob")).collect();
+    assert_eq!(files_under(&blobs).len(), 1);
+    let stored: Vec<u8> = files_under(&blobs)
+        .into_iter()
+        .flat_map(|p| std::fs::read(p).expect("blob"))
+        .collect();
     assert!(!stored.windows(8).any(|w| w == &file[..8]), "the file is stored encrypted");
 }
 
@@ -108,7 +99,7 @@ async fn refused_deposits_leave_nothing_behind() {
         .await;
     assert_eq!((got, answer["error"].as_str()), (404, Some("not_found")));
     assert_eq!(documents_in(&app, &batch).await, 0, "no document recorded");
-    assert_eq!(files_under(&app.store.dir().join("blobs")), 0, "no file left");
+    assert_eq!(files_under(&app.store.dir().join("blobs")).len(), 0, "no file left");
 
     // Another company's key sees no batch of this one.
     let other = spawn_app().await;
@@ -120,15 +111,4 @@ async fn refused_deposits_leave_nothing_behind() {
         )
         .await;
     assert_eq!(got, 404);
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .flat_map(|e| if e.path().is_dir() { walk(&e.path()) } else { vec![e.path()] })
-                .collect()
-        })
-        .unwrap_or_default()
 }
