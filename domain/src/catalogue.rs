@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Declares [`AnomalyCode`] from one table: each code's wire name, severity and meanings, so a
 /// code cannot exist without its severity and both its meanings.
 macro_rules! catalogue {
-    ($($variant:ident => $wire:literal, $severity:ident, $meaning:expr, $meaning_fr:expr;)+) => {
+    ($($variant:ident => $wire:tt, $severity:ident, $meaning:expr, $meaning_fr:expr;)+) => {
         wire_enum!(
             /// An anomaly code the engine may report (`API.md`); a typo in one is a compile error.
             AnomalyCode { $($variant => $wire),+ }
@@ -134,7 +134,7 @@ catalogue! {
 
 /// One point of attention found by the analysis: a catalogued code, its severity (the catalogue's,
 /// or what an outside engine said of its own signal) and the message shown to the client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Anomaly {
     pub code: AnomalyCode,
     pub severity: Severity,

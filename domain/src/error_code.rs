@@ -44,6 +44,57 @@ impl ErrorCode {
             ServiceUnavailable => 503,
         }
     }
+
+    /// When the API answers this code, as `API.md` and the OpenAPI document tell clients.
+    pub fn meaning(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            InvalidRequest => {
+                "Malformed JSON, a missing or invalid field or query parameter, or a postal code of no commune; `field` names it \
+                 when one field is at fault."
+            }
+            InvalidDocument => {
+                "The document is not base64, its file type is not allowed for the category, a PDF or TIFF has more than one \
+                 page, or `documentVerso` was sent for an administrative document; a journey file that is empty, of a type not \
+                 accepted, or of more than one page."
+            }
+            InvalidApiKey => "The API key is absent, malformed, unknown or revoked.",
+            ReadOnlyKey => "A read-only key called a non-GET operation.",
+            IaDesactivee => "New administrative deposit while AI use is disabled for the company.",
+            BrowserRequestForbidden => {
+                "`POST /api/v1/verifications` carrying an `Origin` header (sessions are created from the client's server, never \
+                 from a browser); on a journey's session endpoints, a cross-site request or a missing or wrong `X-CSRF-Token`."
+            }
+            NotFound => "Unknown id, an id of another company, or an unknown journey token.",
+            ImagePurged => "The image was removed by the company's retention policy.",
+            InvalidState => {
+                "Deposit or submit on a batch that is not `open`; cancel of an `ended`, `canceled` or `expired` batch; upload \
+                 or submit on a journey already submitted, completed or expired."
+            }
+            BatchEmpty => "Submit of a batch holding no document.",
+            DocumentTooLarge => "A decoded document (front or back), or a journey file, is over 10 Mo (10,000,000 bytes).",
+            PayloadTooLarge => "The request body is over the hard cap (30 MB).",
+            TooManyOpenBatches => "Three batches of the company are already open.",
+            BatchFull => "The batch already holds 200 documents.",
+            DocumentQuotaExceeded => "The company already holds 400 documents whose images are not purged.",
+            VolumeQuotaExceeded => "The company's pending file volume would exceed 5 GiB.",
+            RateLimited => {
+                "A rate limit was reached: the company's real-time limit; too many wrong API keys from the client's address \
+                 (any authenticated operation, whatever the key); on a journey's session endpoints, the per-session or \
+                 per-address limit. `Retry-After` gives the seconds to wait."
+            }
+            ServiceUnavailable => {
+                "The service cannot store the request now (its disk is full); nothing was kept, and the same request \
+                 succeeds once space is back. `Retry-After` gives the seconds to wait."
+            }
+            InternalError => "A bug; logged with the request id, nothing leaked.",
+        }
+    }
+
+    /// Whether a response with this code carries `Retry-After`.
+    pub fn has_retry_after(self) -> bool {
+        matches!(self, ErrorCode::RateLimited | ErrorCode::ServiceUnavailable)
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use ring::rand::{SecureRandom, SystemRandom};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
 
 /// Fills `buf` with CSPRNG bytes. The system generator failing is not recoverable.
 pub fn random_bytes(buf: &mut [u8]) {
@@ -77,9 +79,11 @@ fn pair_shape(s: &str, prefix: &str) -> bool {
     }
 }
 
+/// Declares an id type: its strict parser, its generator and its JSON Schema (a string of that
+/// `pattern`, described by the type's doc comment).
 macro_rules! id_type {
-    ($(#[$meta:meta])* $name:ident, $kind:literal, $check:expr, $gen:expr) => {
-        $(#[$meta])*
+    ($(#[doc = $doc:literal])* $name:ident, $kind:literal, $pattern:literal, $check:expr, $gen:expr) => {
+        $(#[doc = $doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
@@ -131,6 +135,19 @@ macro_rules! id_type {
                 f.write_str(&self.0)
             }
         }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                let description = [$($doc.trim()),*].join("\n");
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some($pattern))
+                    .description(Some(description))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
     };
 }
 
@@ -144,31 +161,31 @@ fn pair(prefix: &str) -> String {
 
 id_type!(
     /// `CMP-<yyyymmdd>-<12 hex>`: a client company (tenant).
-    CompanyId, "company", |s| dated_shape(s, "CMP"), |now| dated("CMP", now)
+    CompanyId, "company", "^CMP-[0-9]{8}-[0-9a-f]{12}$", |s| dated_shape(s, "CMP"), |now| dated("CMP", now)
 );
 id_type!(
     /// `WFL-<yyyymmdd>-<12 hex>`.
-    WorkflowId, "workflow", |s| dated_shape(s, "WFL"), |now| dated("WFL", now)
+    WorkflowId, "workflow", "^WFL-[0-9]{8}-[0-9a-f]{12}$", |s| dated_shape(s, "WFL"), |now| dated("WFL", now)
 );
 id_type!(
     /// `CSL-<yyyymmdd>-<12 hex>`: a consultation (result).
-    ConsultationId, "consultation", |s| dated_shape(s, "CSL"), |now| dated("CSL", now)
+    ConsultationId, "consultation", "^CSL-[0-9]{8}-[0-9a-f]{12}$", |s| dated_shape(s, "CSL"), |now| dated("CSL", now)
 );
 id_type!(
     /// `VRF-<yyyymmdd>-<12 hex>`: a verification session.
-    VerificationId, "verification", |s| dated_shape(s, "VRF"), |now| dated("VRF", now)
+    VerificationId, "verification", "^VRF-[0-9]{8}-[0-9a-f]{12}$", |s| dated_shape(s, "VRF"), |now| dated("VRF", now)
 );
 id_type!(
     /// `BAT-<8 hex>-<8 hex>`.
-    BatchId, "batch", |s| pair_shape(s, "BAT"), |_| pair("BAT")
+    BatchId, "batch", "^BAT-[0-9a-f]{8}-[0-9a-f]{8}$", |s| pair_shape(s, "BAT"), |_| pair("BAT")
 );
 id_type!(
     /// `BTI-<8 hex>-<8 hex>`: one deposited document.
-    BatchItemId, "batch item", |s| pair_shape(s, "BTI"), |_| pair("BTI")
+    BatchItemId, "batch item", "^BTI-[0-9a-f]{8}-[0-9a-f]{8}$", |s| pair_shape(s, "BTI"), |_| pair("BTI")
 );
 id_type!(
     /// `evt_<26 chars>`: a webhook event, kept across retries for deduplication.
-    EventId, "event",
+    EventId, "event", "^evt_[A-Za-z0-9]{26}$",
     |s| s.strip_prefix("evt_").is_some_and(|r| r.len() == 26 && r.bytes().all(|b| b.is_ascii_alphanumeric())),
     |_| format!("evt_{}", random_base62(26))
 );

@@ -5,10 +5,13 @@ use crate::ids::*;
 use crate::vocabulary::*;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A workflow of the company: what a verification session checks and how it decides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Workflow {
+    /// The value to pass as `workflowId`.
     pub id: WorkflowId,
     pub name: String,
     pub document_category: DocumentCategory,
@@ -66,38 +69,56 @@ pub struct Company {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A verification session: one journey link for one end customer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerificationSession {
     pub id: VerificationId,
-    /// The link for the customer: `None` once the session has left `created` and for a
-    /// read-only key (see the gateway's `serves_link`).
+    /// Unique, single-use URL to hand to the end customer. `null` when the key is read-only, and
+    /// for every key once the session has left `created` (the customer opened the link): a link
+    /// is served only until its journey starts.
+    #[schema(required = true, format = "uri")]
     pub verification_url: Option<String>,
+    /// The client's reference, returned as given.
+    #[schema(required = true, max_length = 255)]
     pub external_ref: Option<String>,
     pub workflow_id: WorkflowId,
     #[serde(with = "crate::time::serde_millis")]
     pub expires_at: DateTime<Utc>,
+    /// Additive: where the journey stands.
     pub status: VerificationStatus,
+    /// Additive: the result, once `completed`.
+    #[schema(required = true)]
     pub consultation_id: Option<ConsultationId>,
     #[serde(with = "crate::time::serde_millis")]
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A result: what the analysis found in one document, never the document or the data it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Consultation {
     pub id: ConsultationId,
+    /// The client's reference, returned as given.
+    #[schema(required = true, max_length = 255)]
     pub external_ref: Option<String>,
     pub workflow_id: WorkflowId,
     pub document_category: DocumentCategory,
     pub document_type: DocumentType,
+    /// ISO 3166-1 alpha-3; null when unknown.
+    #[schema(required = true, pattern = "^[A-Z]{3}$")]
     pub document_country: Option<String>,
     pub verdict: Verdict,
+    /// The workflow's decision; null for batch results.
+    #[schema(required = true)]
     pub decision: Option<Decision>,
+    #[schema(required = true)]
     pub review_status: Option<ReviewStatus>,
     pub anomaly_count: usize,
     pub has_reject_anomaly: bool,
     pub anomalies: Vec<Anomaly>,
+    /// Null when there is no 2D-Doc and nothing to report.
+    #[schema(required = true)]
     pub two_d_doc: Option<TwoDDoc>,
     #[serde(with = "crate::time::serde_millis")]
     pub analyzed_at: DateTime<Utc>,
@@ -105,7 +126,9 @@ pub struct Consultation {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How many documents of a batch stand in each state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = BatchCounts)]
 pub struct Counts {
     pub total: u32,
     pub pending: u32,
@@ -115,34 +138,51 @@ pub struct Counts {
     pub expired: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A batch: documents the client already holds, analysed once it is submitted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Batch {
     pub id: BatchId,
     pub status: BatchStatus,
+    /// The client's reference, returned as given.
+    #[schema(required = true, max_length = 255)]
     pub external_ref: Option<String>,
     pub counts: Counts,
     #[serde(with = "crate::time::serde_millis_opt")]
+    #[schema(required = true)]
     pub submitted_at: Option<DateTime<Utc>>,
+    /// 24 h after creation while open, then 24 h after submission.
     #[serde(with = "crate::time::serde_millis")]
     pub expires_at: DateTime<Utc>,
     #[serde(with = "crate::time::serde_millis_opt")]
+    #[schema(required = true)]
     pub ended_at: Option<DateTime<Utc>>,
     #[serde(with = "crate::time::serde_millis")]
     pub created_at: DateTime<Utc>,
+    /// Only in the detail read of a batch.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub items: Option<Vec<BatchItem>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One document of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchItem {
     pub id: BatchItemId,
+    /// Rank in the batch, from 1.
+    #[schema(minimum = 1)]
     pub position: u32,
     pub document_category: DocumentCategory,
+    /// The client's reference, returned as given.
+    #[schema(required = true, max_length = 255)]
     pub external_ref: Option<String>,
     pub status: ItemStatus,
+    /// Set for `succeeded` documents.
+    #[schema(required = true)]
     pub consultation_id: Option<ConsultationId>,
+    /// Set for `errored` documents.
+    #[schema(required = true)]
     pub error: Option<ItemError>,
 }
 

@@ -3,11 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Declares a string enum with its wire names, `as_str`, `FromStr` and `Display`.
+/// Declares a string enum with its wire names, `as_str`, `FromStr`, `Display` and its JSON Schema
+/// (a string `enum` of the wire names, described by the enum's doc comment).
 macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $wire:tt),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize, ::utoipa::ToSchema)]
         pub enum $name { $($(#[$vmeta])* #[serde(rename = $wire)] $variant),+ }
 
         impl $name {
@@ -208,15 +209,18 @@ wire_enum!(
 );
 
 /// What the analysis says of a 2D-Doc seal (`twoDDoc` of a consultation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TwoDDoc {
     pub present: bool,
+    /// The certificate belongs to an authority of the ANTS trust list.
     pub trusted: bool,
     pub signature_verified: bool,
     pub signature_status: SignatureStatus,
     pub data_matches: bool,
     pub read_status: ReadStatus,
+    /// Why the 2D-Doc could not be read, in words.
+    #[schema(required = true)]
     pub read_status_message: Option<String>,
 }
 

@@ -6,6 +6,7 @@ use crate::model::{Consultation, Counts};
 use crate::vocabulary::{wire_enum, Decision, ReviewStatus, Verdict};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 wire_enum!(
     /// The name of an event, as its `event` field and the event list say.
@@ -38,13 +39,17 @@ impl DeliveryStatus {
 }
 
 /// What a verification event says of its consultation: the result, never the document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsultationOutcome {
     pub consultation_id: ConsultationId,
     pub workflow_id: WorkflowId,
+    /// The client's reference, returned as given.
+    #[schema(required = true)]
     pub external_ref: Option<String>,
     pub verdict: Verdict,
+    /// The workflow's decision.
+    #[schema(required = true)]
     pub decision: Option<Decision>,
 }
 
@@ -61,7 +66,7 @@ impl ConsultationOutcome {
 }
 
 /// How a human review settled a consultation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Review {
     pub status: ReviewStatus,
@@ -70,14 +75,14 @@ pub struct Review {
 }
 
 /// One event, tagged with its name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all_fields = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "event")]
 pub enum WebhookEvent {
     /// A journey ended, whatever its verdict.
     #[serde(rename = "verification.completed")]
     VerificationCompleted(ConsultationOutcome),
     /// The company's team settled a consultation in review; the verdict is unchanged.
-    #[serde(rename = "verification.reviewed")]
+    #[serde(rename = "verification.reviewed", rename_all = "camelCase")]
     VerificationReviewed {
         #[serde(flatten)]
         consultation: ConsultationOutcome,
@@ -87,9 +92,11 @@ pub enum WebhookEvent {
     #[serde(rename = "verification.test")]
     VerificationTest(ConsultationOutcome),
     /// A batch ended; its documents are read on `GET /api/v1/batches/{id}`.
-    #[serde(rename = "batch.completed")]
+    #[serde(rename = "batch.completed", rename_all = "camelCase")]
     BatchCompleted {
         batch_id: BatchId,
+        /// The client's reference of the batch, returned as given.
+        #[schema(required = true)]
         external_ref: Option<String>,
         counts: Counts,
     },
@@ -107,7 +114,7 @@ impl WebhookEvent {
 }
 
 /// The body of a delivery: the event with its id and time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EventBody {
     pub event_id: EventId,

@@ -130,7 +130,21 @@ fn unavailable(lang: Lang) -> Response {
     )
 }
 
-/// `GET /authenticite/{link}`: public, no API key.
+/// The public page behind a certificate's QR code, confirming it was issued by Sceau.
+#[utoipa::path(
+    get,
+    path = "/authenticite/{link}",
+    operation_id = "authenticityPage",
+    tag = "Journey",
+    params(("link" = String, Path, description = "The signed link printed in a certificate's QR code.")),
+    responses(
+        (status = 200, description = "The certificate is genuine: every non-personal fact it prints (type, country, verdict, decision, \
+review, checks, points of attention) and the fingerprint of those facts printed in its footer, no personal data.",
+            body = String, content_type = "text/html"),
+        (status = 404, description = "The link is not a valid certificate link (forged or altered).", body = String, content_type = "text/html"),
+        (status = 500, description = "The service is unavailable; try again shortly.", body = String, content_type = "text/html"),
+    ),
+)]
 pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link): Path<String>) -> Response {
     let lang = Lang::from_headers(&headers);
     let Some(id) = verify(&state.keys, &link) else {

@@ -17,11 +17,17 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: &'a str,
+/// The body of every refusal of the API.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody<'a> {
+    /// Machine-readable code.
+    error: ErrorCode,
+    /// One human sentence.
     message: &'a str,
+    /// The input field at fault, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     field: Option<&'a str>,
 }
 
@@ -120,8 +126,8 @@ pub const OUT_OF_SPACE_RETRY_SECONDS: u64 = 60;
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body {
-            error: self.code.as_str(),
+        let body = ErrorBody {
+            error: self.code,
             message: &self.message,
             field: self.field,
         };

@@ -34,7 +34,8 @@ pub const BODY_LIMIT: usize = 30_000_000;
 pub fn app(state: AppState) -> axum::Router {
     use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
     // Inside the common layers, so a timed-out request still carries its request id.
-    let routes = routes::router()
+    let (routes, _) = routes::router().split_for_parts();
+    let routes = routes
         .with_state(state)
         .layer(RequestBodyTimeoutLayer::new(server::BODY_IDLE_TIMEOUT))
         .layer(TimeoutLayer::with_status_code(

@@ -14,12 +14,35 @@ use common::model::Batch;
 use common::store::batches;
 use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize)]
+/// The body of `POST /api/v1/batches`.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = CreateBatchRequest)]
 pub struct CreateRequest {
+    /// The client's reference, returned as given.
+    #[schema(max_length = 255)]
     external_ref: Option<String>,
+    /// Absolute `https` URL notified with `batch.completed` when the batch ends. Longer than
+    /// 2,048 characters, or leading to a private, reserved or tunnelled address:
+    /// `invalid_request`.
+    #[schema(format = "uri", max_length = 2048, pattern = "^https://")]
     webhook_url: Option<String>,
 }
+
+crate::openapi::errors::errors!(
+    CreateErrors: Write + InvalidRequest + PayloadTooLarge + TooManyOpenBatches + ServiceUnavailable
+);
+
+/// Open a batch for 24 hours.
+#[utoipa::path(
+    post,
+    path = "/api/v1/batches",
+    operation_id = "createBatch",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    request_body = CreateRequest,
+    responses((status = 201, description = "The batch, `open` for 24 hours.", body = Batch), CreateErrors),
+)]
 
 pub async fn create(
     State(state): State<AppState>,
@@ -52,17 +75,34 @@ pub async fn create(
     Ok((StatusCode::CREATED, axum::Json(batch)))
 }
 
-#[derive(Deserialize)]
+/// The page size of `GET /api/v1/batches`, read as text so a bad one names its parameter.
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Page size.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100, default = 20)]
     limit: Option<String>,
 }
 
-#[derive(Serialize)]
+/// The company's batches.
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct BatchList {
     pub data: Vec<Batch>,
 }
 
+crate::openapi::errors::errors!(ListErrors: Read + InvalidRequest);
+
+/// List batches, most recent first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/batches",
+    operation_id = "listBatches",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    params(ListQuery),
+    responses((status = 200, description = "The batches, most recent first.", body = BatchList), ListErrors),
+)]
 pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<axum::Json<BatchList>> {
     let limit = page_size(q.limit.as_deref())?;
     let company = caller.company_id;
@@ -70,6 +110,18 @@ pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query
     Ok(axum::Json(BatchList { data }))
 }
 
+crate::openapi::errors::errors!(GetErrors: Read + NotFound);
+
+/// Read a batch with its documents.
+#[utoipa::path(
+    get,
+    path = "/api/v1/batches/{id}",
+    operation_id = "getBatch",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    params(("id" = BatchId, Path, description = "Batch id.")),
+    responses((status = 200, description = "The batch with its documents (`items`).", body = Batch), GetErrors),
+)]
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let company = caller.company_id;
@@ -78,6 +130,20 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     ))
 }
 
+crate::openapi::errors::errors!(SubmitErrors: Write + NotFound + InvalidState + BatchEmpty + ServiceUnavailable);
+
+/// Close a batch and start its processing.
+///
+/// Closes the batch to deposits; every result is returned before the new `expiresAt` (24 h).
+#[utoipa::path(
+    post,
+    path = "/api/v1/batches/{id}/submit",
+    operation_id = "submitBatch",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    params(("id" = BatchId, Path, description = "Batch id.")),
+    responses((status = 200, description = "The batch, `in_progress`.", body = Batch), SubmitErrors),
+)]
 pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
     let (company, window) = (caller.company_id, state.batch_window);
@@ -89,6 +155,21 @@ pub async fn submit(State(state): State<AppState>, caller: Caller, Path(id): Pat
     Ok(axum::Json(batch))
 }
 
+crate::openapi::errors::errors!(CancelErrors: Write + NotFound + InvalidState + ServiceUnavailable);
+
+/// Cancel a batch.
+///
+/// Allowed from `open` and `in_progress`. Pending documents become `canceled`; a document already
+/// being processed finishes and its result stays valid.
+#[utoipa::path(
+    post,
+    path = "/api/v1/batches/{id}/cancel",
+    operation_id = "cancelBatch",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    params(("id" = BatchId, Path, description = "Batch id.")),
+    responses((status = 200, description = "The batch, `canceled`.", body = Batch), CancelErrors),
+)]
 pub async fn cancel(
     State(state): State<AppState>,
     caller: Caller,

@@ -10,6 +10,32 @@ use axum::response::Response;
 use common::document::FileKind;
 use common::ids::ConsultationId;
 
+crate::openapi::errors::errors!(DownloadErrors: Read + NotFound);
+
+/// The PDF certificate of a result.
+pub struct Certificate;
+
+impl utoipa::IntoResponses for Certificate {
+    fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
+        let pdf = download::documented(
+            "The PDF certificate, regenerated on demand.",
+            [FileKind::Pdf.content_type()],
+            "<consultation id>-certificate.pdf",
+        );
+        [("200".to_owned(), pdf.into())].into()
+    }
+}
+
+/// Download the PDF certificate of a result.
+#[utoipa::path(
+    get,
+    path = "/api/v1/consultations/{id}/certificate",
+    operation_id = "getConsultationCertificate",
+    tag = "Consultations",
+    security(("bearerAuth" = [])),
+    params(("id" = ConsultationId, Path, description = "Consultation id (`consultationId` of a webhook or a list).")),
+    responses(Certificate, DownloadErrors),
+)]
 pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
     let company = caller.company_id;

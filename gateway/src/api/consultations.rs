@@ -7,27 +7,49 @@ use crate::input::Query;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
+use common::domain::{Decision, Verdict};
 use common::ids::{ConsultationId, WorkflowId};
 use common::model::Consultation;
 use common::store::consultations::{self, Cursor, Filter};
 use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize)]
+/// The filters and page of `GET /api/v1/consultations`, read as text and checked one by one, so
+/// each refusal names its parameter.
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Page size.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100, default = 20)]
     limit: Option<String>,
+    /// The `nextCursor` of the previous page (opaque); empty is the first page.
+    #[param(pattern = "^[A-Za-z0-9_-]*$", max_length = 128)]
     cursor: Option<String>,
+    /// Only results of this workflow.
+    #[param(value_type = Option<WorkflowId>)]
     workflow_id: Option<String>,
+    /// Only results with this verdict.
+    #[param(value_type = Option<Verdict>)]
     verdict: Option<String>,
+    /// Only results with this decision (journey verifications).
+    #[param(value_type = Option<Decision>)]
     decision: Option<String>,
+    /// Only results with exactly this client reference.
+    #[param(max_length = 255)]
     external_ref: Option<String>,
+    /// Only results recorded after this instant (RFC 3339).
+    #[param(value_type = Option<chrono::DateTime<chrono::Utc>>)]
     created_after: Option<String>,
 }
 
-#[derive(Serialize)]
+/// One page of results.
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ConsultationPage)]
 pub struct Page {
     pub data: Vec<Consultation>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -87,6 +109,24 @@ fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
     Ok((filter, cursor, limit))
 }
 
+crate::openapi::errors::errors!(ListErrors: Read + InvalidRequest);
+
+/// List results, most recent first, with filters and a cursor.
+///
+/// Keyset pagination, stable under inserts. Images and data extracted from documents are never
+/// exposed.
+#[utoipa::path(
+    get,
+    path = "/api/v1/consultations",
+    operation_id = "listConsultations",
+    tag = "Consultations",
+    security(("bearerAuth" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of results; `nextCursor` is null on the last page.", body = Page),
+        ListErrors,
+    ),
+)]
 pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<Json<Page>> {
     let (filter, cursor, limit) = filter(q)?;
     let company = caller.company_id;
@@ -100,6 +140,18 @@ pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query
     }))
 }
 
+crate::openapi::errors::errors!(GetErrors: Read + NotFound);
+
+/// Read one result.
+#[utoipa::path(
+    get,
+    path = "/api/v1/consultations/{id}",
+    operation_id = "getConsultation",
+    tag = "Consultations",
+    security(("bearerAuth" = [])),
+    params(("id" = ConsultationId, Path, description = "Consultation id (`consultationId` of a webhook or a list).")),
+    responses((status = 200, description = "The result.", body = Consultation), GetErrors),
+)]
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Json<Consultation>> {
     let id: ConsultationId = path_id(&id)?;
     let company = caller.company_id;

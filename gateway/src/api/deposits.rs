@@ -23,16 +23,30 @@ use std::borrow::Cow;
 /// 10 Mo per decoded document (front or back).
 pub const MAX_DOCUMENT_BYTES: usize = 10_000_000;
 
-/// The body of a deposit; the documents are borrowed from it (see [`RawJson`]).
-#[derive(Deserialize)]
+/// The body of a deposit; the documents are borrowed from it (see [`RawJson`]). Fields are read
+/// loosely, then checked one by one, so each refusal names its field.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = DepositRequest)]
 pub struct DepositRequest<'a> {
+    #[schema(value_type = DocumentCategory, required = true)]
     document_category: Option<String>,
+    /// The document in base64 (a data URL prefix and line breaks are tolerated), 10 Mo at most
+    /// once decoded. Identity: JPEG, PNG or WebP (the front). Administrative: one single-page
+    /// PDF, JPEG, PNG, WebP or TIFF.
     #[serde(borrow)]
+    #[schema(value_type = String, required = true, content_encoding = "base64")]
     document: Option<Base64<'a>>,
+    /// Back of an identity document, base64; refused for an administrative document.
     #[serde(borrow)]
+    #[schema(value_type = Option<String>, content_encoding = "base64")]
     document_verso: Option<Base64<'a>>,
+    /// The client's reference, returned as given.
+    #[schema(max_length = 255)]
     external_ref: Option<String>,
+    /// French postal code of the controlling agency's commune; one matching no commune is
+    /// refused (400 `invalid_request`).
+    #[schema(pattern = "^[0-9]{5}$")]
     agency_postal_code: Option<String>,
 }
 
@@ -42,9 +56,12 @@ pub struct DepositRequest<'a> {
 #[serde(transparent)]
 struct Base64<'a>(#[serde(borrow)] Cow<'a, str>);
 
-#[derive(Serialize)]
+/// A deposited document.
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Deposited {
     pub id: BatchItemId,
+    /// Rank in the batch, from 1.
+    #[schema(minimum = 1)]
     pub position: u32,
 }
 
@@ -132,6 +149,40 @@ fn parse_request(body: &RawJson, req: DepositRequest<'_>) -> Result<Request, Api
     })
 }
 
+crate::openapi::errors::errors!(
+    DepositErrors: Write
+        + InvalidRequest
+        + InvalidDocument
+        + IaDesactivee
+        + NotFound
+        + InvalidState
+        + DocumentTooLarge
+        + PayloadTooLarge
+        + BatchFull
+        + DocumentQuotaExceeded
+        + VolumeQuotaExceeded
+        + ServiceUnavailable
+);
+
+/// Add one document to an open batch.
+///
+/// The file waits encrypted until processing, then is deleted. A 429 invites submitting,
+/// canceling or waiting for the purge of a batch before depositing more. A 503
+/// `service_unavailable` (the disk is full) kept nothing: send the same deposit again after
+/// `Retry-After`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/batches/{id}/documents",
+    operation_id = "depositDocument",
+    tag = "Batches",
+    security(("bearerAuth" = [])),
+    params(("id" = BatchId, Path, description = "Batch id.")),
+    request_body = DepositRequest,
+    responses(
+        (status = 201, description = "The document is recorded; nothing is analysed before the batch is submitted.", body = Deposited),
+        DepositErrors,
+    ),
+)]
 pub async fn deposit(
     State(state): State<AppState>,
     caller: Caller,

@@ -41,6 +41,43 @@ pub fn attachment(content_type: &'static str, filename: &str, bytes: Vec<u8>) ->
     (headers, Body::from(bytes)).into_response()
 }
 
+/// The OpenAPI response of a file served by [`attachment`]: `media_types`, saved as `name`,
+/// with the headers that keep a browser from rendering it.
+pub fn documented<'a>(description: &str, media_types: impl IntoIterator<Item = &'a str>, name: &str) -> utoipa::openapi::Response {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::{ContentBuilder, KnownFormat, ResponseBuilder, SchemaFormat};
+    let text = |description: String, constant: Option<&str>| {
+        let mut schema = ObjectBuilder::new().schema_type(Type::String);
+        if let Some(value) = constant {
+            schema = schema.enum_values(Some([value]));
+        }
+        HeaderBuilder::new().description(Some(description)).schema(schema).build()
+    };
+    let binary = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+        .build();
+    media_types
+        .into_iter()
+        .fold(ResponseBuilder::new().description(description), |response, media_type| {
+            response.content(media_type, ContentBuilder::new().schema(Some(binary.clone())).build())
+        })
+        .header(
+            "Content-Disposition",
+            text(format!("`attachment; filename=\"{name}\"`: saved, not opened."), None),
+        )
+        .header("X-Content-Type-Options", text("`nosniff`.".into(), Some("nosniff")))
+        .header(
+            "Content-Security-Policy",
+            text(
+                "`sandbox`: if opened anyway, no script and no same-origin rights.".into(),
+                Some("sandbox"),
+            ),
+        )
+        .build()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,38 @@ use common::ids::ConsultationId;
 use common::store::audit;
 use common::store::consultations::{self, ImageRef};
 
+crate::openapi::errors::errors!(DownloadErrors: Read + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
+
+/// The image of a result, in the media type it was stored as: every accepted file kind.
+pub struct Image;
+
+impl utoipa::IntoResponses for Image {
+    fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
+        let image = download::documented(
+            "The image, as stored (administrative documents may be a PDF or TIFF).",
+            common::document::FileKind::ALL.iter().map(|kind| kind.content_type()),
+            "<consultation id>-<side>.<jpg|png|webp|tif|pdf>",
+        );
+        [("200".to_owned(), image.into())].into()
+    }
+}
+
+/// Download an image of a result (audited).
+///
+/// Every download is audited (key, IP address, time). An image removed by the retention policy
+/// answers 404 `image_purged`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/consultations/{id}/images/{side}",
+    operation_id = "getConsultationImage",
+    tag = "Consultations",
+    security(("bearerAuth" = [])),
+    params(
+        ("id" = ConsultationId, Path, description = "Consultation id (`consultationId` of a webhook or a list)."),
+        ("side" = ImageSide, Path, description = "Which image."),
+    ),
+    responses(Image, DownloadErrors),
+)]
 pub async fn download(
     State(state): State<AppState>,
     caller: Caller,

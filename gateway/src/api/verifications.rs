@@ -15,12 +15,21 @@ use common::model::VerificationSession;
 use common::store::verifications;
 use serde::Deserialize;
 
-#[derive(Deserialize)]
+/// The body of `POST /api/v1/verifications`. Fields are read loosely, then checked one by one,
+/// so each refusal names its field.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = CreateVerificationRequest)]
 pub struct CreateRequest {
+    /// From `GET /api/v1/workflows`.
+    #[schema(value_type = WorkflowId, required = true)]
     workflow_id: Option<String>,
+    /// The client's reference, returned as given.
+    #[schema(max_length = 255)]
     external_ref: Option<String>,
+    /// Validity of the link, in minutes.
     #[serde(default, deserialize_with = "crate::input::whole_number")]
+    #[schema(minimum = 5, maximum = 10080, default = 1440)]
     expires_in_minutes: Option<i64>,
 }
 
@@ -30,6 +39,27 @@ pub fn journey_url(base: &str, token: &str) -> String {
     format!("{base}/v/{token}")
 }
 
+crate::openapi::errors::errors!(
+    CreateErrors: Write + InvalidRequest + BrowserRequestForbidden + NotFound + PayloadTooLarge + ServiceUnavailable
+);
+
+/// Create a verification session (server-side only).
+///
+/// Call from the client's server only: a request carrying an `Origin` header (a browser) is
+/// refused. An unknown workflow answers 404 `not_found`. Counts against the company's real-time
+/// rate limit.
+#[utoipa::path(
+    post,
+    path = "/api/v1/verifications",
+    operation_id = "createVerification",
+    tag = "Verifications",
+    security(("bearerAuth" = [])),
+    request_body = CreateRequest,
+    responses(
+        (status = 201, description = "The session; hand `verificationUrl` to the end customer.", body = VerificationSession),
+        CreateErrors,
+    ),
+)]
 pub async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -89,6 +119,21 @@ fn serves_link(caller: &Caller, status: VerificationStatus) -> bool {
     !caller.read_only && status == VerificationStatus::Created
 }
 
+crate::openapi::errors::errors!(GetErrors: Read + NotFound);
+
+/// Read a verification session and its status.
+///
+/// `verificationUrl` is `null` for a read-only key, and for every key once the session has left
+/// `created`: the link is never served again after the customer opened it.
+#[utoipa::path(
+    get,
+    path = "/api/v1/verifications/{id}",
+    operation_id = "getVerification",
+    tag = "Verifications",
+    security(("bearerAuth" = [])),
+    params(("id" = VerificationId, Path, description = "Verification session id.")),
+    responses((status = 200, description = "The session with its status.", body = VerificationSession), GetErrors),
+)]
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<VerificationSession>> {
     let id: VerificationId = path_id(&id)?;
     let company = caller.company_id.clone();

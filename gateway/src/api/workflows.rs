@@ -8,11 +8,23 @@ use axum::Json;
 use common::model::Workflow;
 use serde::Serialize;
 
-#[derive(Serialize)]
+/// The company's workflows.
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct WorkflowList {
     pub data: Vec<Workflow>,
 }
 
+crate::openapi::errors::errors!(ListErrors: Read);
+
+/// List the company's workflows, most recent first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/workflows",
+    operation_id = "listWorkflows",
+    tag = "Workflows",
+    security(("bearerAuth" = [])),
+    responses((status = 200, description = "The workflows, most recent first.", body = WorkflowList), ListErrors),
+)]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<WorkflowList>> {
     let company = caller.company_id;
     let details = state.store.read(move |c| common::store::workflows::list(c, &company)).await?;

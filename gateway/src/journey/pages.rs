@@ -137,8 +137,29 @@ fn unavailable(lang: Lang, error: impl std::fmt::Display) -> Response {
     message(StatusCode::INTERNAL_SERVER_ERROR, lang, t.error_title, t.error_text)
 }
 
-/// `GET /v/{token}`: opening the link starts the session (`created → started`). The session is
-/// looked up read-only first: only a real, open session not yet started costs a write.
+/// The customer journey page behind a verificationUrl.
+///
+/// Opening the link starts the session. Limited per session (30 openings a minute), then per
+/// client address (300 journey requests a minute); an unknown link counts against the address.
+#[utoipa::path(
+    get,
+    path = "/v/{token}",
+    operation_id = "journeyPage",
+    tag = "Journey",
+    params(("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$")),
+    responses(
+        (status = 200, description = "The journey page, or a page saying the link was already used.", body = String, content_type = "text/html"),
+        (status = 404, description = "Unknown link.", body = String, content_type = "text/html"),
+        (status = 410, description = "Expired link.", body = String, content_type = "text/html"),
+        (status = 429, description = "Too many pages from this session or address; `Retry-After` gives the seconds to wait.",
+            body = String, content_type = "text/html", headers(("Retry-After" = u64, description = "Seconds to wait before retrying."))),
+        (status = 500, description = "The service is unavailable; try again shortly.", body = String, content_type = "text/html"),
+        (status = 503, description = "The session cannot be started now (the disk is full); `Retry-After` gives the seconds to wait.",
+            body = String, content_type = "text/html", headers(("Retry-After" = u64, description = "Seconds to wait before retrying."))),
+    ),
+)]
+// Opening the link starts the session (`created → started`). The session is looked up read-only
+// first: only a real, open session not yet started costs a write.
 pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: ClientAddr, Path(token): Path<String>) -> Response {
     let lang = Lang::from_headers(&headers);
     let t = lang.strings();

@@ -22,7 +22,7 @@ use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use common::document::{self, DocumentError};
+use common::document::{self, DocumentError, FileKind};
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::domain::{ErrorCode, JourneySide};
 use common::store::verifications::{self, Journey, NewUpload};
@@ -106,11 +106,14 @@ fn closed(journey: &Journey) -> ApiError {
     ApiError::new(ErrorCode::InvalidState, message)
 }
 
-/// The answer to an upload (`JourneyFile` in the OpenAPI document).
-#[derive(Serialize)]
+/// The answer to an upload.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = JourneyFile)]
 pub struct Uploaded {
     pub side: JourneySide,
-    pub kind: &'static str,
+    /// The type read from the file's bytes.
+    pub kind: FileKind,
+    #[schema(minimum = 1)]
     pub bytes: usize,
 }
 
@@ -207,8 +210,47 @@ async fn check_pages(state: &AppState, side: &'static str, kind: document::FileK
     }
 }
 
-/// `POST /v/{token}/files/{side}`: one file, encrypted into the blob store like a deposit. A new
-/// upload of the same side replaces the previous one.
+/// The path of [`upload`], whose body's media types the OpenAPI document lists from `FileKind`.
+pub const UPLOAD_PATH: &str = "/v/{token}/files/{side}";
+
+crate::openapi::errors::errors!(
+    UploadErrors: Public
+        + InvalidRequest
+        + InvalidDocument
+        + BrowserRequestForbidden
+        + NotFound
+        + InvalidState
+        + DocumentTooLarge
+        + PayloadTooLarge
+        + RateLimited
+        + ServiceUnavailable
+);
+
+/// Upload one file of a journey (raw body), replacing an earlier upload of that side.
+///
+/// Called by the journey page's script. The file type is read from the bytes, never from
+/// `Content-Type`: identity journeys take JPEG, PNG or WebP, administrative ones also a one-page
+/// PDF or TIFF. A side the journey does not take answers 400 `invalid_request`; a journey already
+/// submitted, completed or expired 409 `invalid_state`. A browser's request must come from the
+/// journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the public base URL). Limited per
+/// session (60 writes a minute), then per client address (300 journey requests a minute).
+///
+/// The file is encrypted into the blob store like a deposit.
+#[utoipa::path(
+    post,
+    path = "/v/{token}/files/{side}",
+    operation_id = "uploadJourneyFile",
+    tag = "Journey",
+    params(
+        ("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$"),
+        ("side" = JourneySide, Path, description = "Which file of the journey: `front`, `back` (optional) and `selfie` for identity, `document` for administrative."),
+        CsrfToken,
+    ),
+    responses(
+        (status = 201, description = "The file is stored, encrypted, until the journey is submitted; `kind` is the type read from its bytes.", body = Uploaded),
+        UploadErrors,
+    ),
+)]
 pub async fn upload(
     State(state): State<AppState>,
     Path((token, side)): Path<(String, String)>,
@@ -263,23 +305,39 @@ pub async fn upload(
             tracing::error!(error = %e, "cannot delete a replaced journey file");
         }
     }
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(Uploaded {
-            side,
-            kind: kind.as_str(),
-            bytes: size,
-        }),
-    ))
+    Ok((StatusCode::CREATED, axum::Json(Uploaded { side, kind, bytes: size })))
 }
 
-/// Where a session stands (`JourneyStatus` in the OpenAPI document).
-#[derive(Serialize)]
+/// Where a session stands, never its verdict.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = JourneyStatus)]
 pub struct Status {
     pub status: VerificationStatus,
 }
 
-/// `POST /v/{token}/submit`: closes the session and queues its one real-time job.
+crate::openapi::errors::errors!(
+    SubmitErrors: Public + InvalidRequest + BrowserRequestForbidden + NotFound + InvalidState + RateLimited + ServiceUnavailable
+);
+
+/// Close a journey to uploads and start its analysis.
+///
+/// Single use: the link then takes no more uploads nor a second submit (409 `invalid_state`). A
+/// required file not uploaded yet answers 400 `invalid_request` with `field` naming its side. Same
+/// origin rules and limits as the upload. Queues the session's one real-time job.
+#[utoipa::path(
+    post,
+    path = "/v/{token}/submit",
+    operation_id = "submitJourney",
+    tag = "Journey",
+    params(
+        ("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$"),
+        CsrfToken,
+    ),
+    responses(
+        (status = 202, description = "The journey is `submitted`: its analysis is queued; poll the status.", body = Status),
+        SubmitErrors,
+    ),
+)]
 pub async fn submit(
     State(state): State<AppState>,
     Path(token): Path<String>,
@@ -305,7 +363,23 @@ pub async fn submit(
     ))
 }
 
-/// `GET /v/{token}/status`: where the session stands, never its verdict.
+crate::openapi::errors::errors!(StatusErrors: Public + NotFound + RateLimited);
+
+/// Where a journey stands (never its verdict), polled by the page.
+///
+/// Polled by the page while the analysis runs; limited per session (60 polls a minute), then per
+/// client address (300 journey requests a minute). An unknown token counts against the address.
+#[utoipa::path(
+    get,
+    path = "/v/{token}/status",
+    operation_id = "getJourneyStatus",
+    tag = "Journey",
+    params(("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$")),
+    responses(
+        (status = 200, description = "The status of the session (`completed` once its result is recorded); never the verdict.", body = Status),
+        StatusErrors,
+    ),
+)]
 pub async fn status(
     State(state): State<AppState>,
     Path(token): Path<String>,
@@ -315,6 +389,17 @@ pub async fn status(
     check_session(&state.edge_limits.journey_polls, &journey)?;
     check_address(&state, &client)?;
     Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(Status { status: journey.status })))
+}
+
+/// `X-CSRF-Token`: what every journey write needs besides the session token.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct CsrfToken {
+    /// The token of the journey page's `<meta name="csrf-token">`, given when the link is
+    /// opened. Missing or wrong: 403 `browser_request_forbidden`.
+    #[param(rename = "X-CSRF-Token", min_length = 1)]
+    #[allow(dead_code)]
+    csrf_token: String,
 }
 
 #[cfg(test)]

@@ -1,0 +1,166 @@
+//! The OpenAPI 3.1 document of the API, derived from the code: each handler's `#[utoipa::path]`
+//! (registered with its route in `routes`), the types it reads and writes (`ToSchema`), the
+//! errors it declares beside itself (`errors!`), and the webhook events of `common::webhook`.
+//! Served at `GET /api/v1/openapi.json`; its tests hold it to a snapshot and to the API's rules.
+
+pub mod errors;
+mod webhooks;
+
+use axum::extract::State;
+use common::document::FileKind;
+use serde_json::Value;
+use std::sync::OnceLock;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, Server};
+
+use crate::state::AppState;
+
+/// What the handlers do not say: the document's header, its tags, the error body, the webhook
+/// payloads (which no handler returns) and the types only path parameters name.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "Sceau API",
+        version = "1.0.0",
+        description = "Identity and administrative document verification: verification sessions, results \
+(consultations), deferred analysis batches, image and certificate download. Every call of `/api/v1` \
+except this document needs `Authorization: Bearer <API key>`; a read-only key (`rk_live_…`) may only \
+call GET operations. Errors answer `{\"error\": \"<code>\", \"message\": \"…\"}`, with `field` when one \
+input field is at fault. Every response carries `x-request-id`. The events Sceau sends are under `webhooks`.",
+    ),
+    tags(
+        (name = "Workflows", description = "The company's workflows (created by an operator)."),
+        (name = "Verifications", description = "Verification sessions: a journey URL for one end customer."),
+        (name = "Consultations", description = "Verification results, their images and certificate."),
+        (name = "Batches", description = "Deferred analysis of documents the client already holds."),
+        (name = "Journey", description = "Pages behind a verificationUrl, for the end customer, and the session endpoints \
+their script calls. No API key: the session token in the path authorises, and every write also needs the page's `X-CSRF-Token`."),
+        (name = "Operations", description = "Probes and this document."),
+        (name = "Webhooks", description = "The events Sceau posts to the client's receivers, signed as Standard Webhooks."),
+    ),
+    components(schemas(crate::error::ErrorBody, common::webhook::EventBody, common::domain::ImageSide)),
+)]
+pub struct ApiDoc;
+
+/// `GET /api/v1/openapi.json`. Built once: `public_base` never changes within a process.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    operation_id = "getOpenApi",
+    tag = "Operations",
+    responses(
+        (status = 200, description = "This OpenAPI 3.1 document.", body = Object),
+        ServeErrors,
+    ),
+)]
+/// This OpenAPI 3.1 document.
+pub async fn serve(State(state): State<AppState>) -> axum::Json<Value> {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
+    axum::Json(
+        DOCUMENT
+            .get_or_init(|| serde_json::to_value(document(&state.public_base)).unwrap_or_default())
+            .clone(),
+    )
+}
+
+errors::errors!(ServeErrors: Public);
+
+/// The whole document, with `public_base` as its only server.
+pub fn document(public_base: &str) -> OpenApi {
+    let (_, mut api) = crate::routes::router().split_for_parts();
+    api.servers = Some(vec![Server::new(public_base)]);
+    let components = api.components.get_or_insert_with(Default::default);
+    components.add_security_scheme("bearerAuth", bearer_auth());
+    components.responses.extend(errors::catalogue());
+    journey_upload_media_types(&mut api);
+    request_id_on_every_response(&mut api);
+    api.extensions
+        .get_or_insert_with(Default::default)
+        .insert("webhooks".to_owned(), webhooks::webhooks());
+    api
+}
+
+fn bearer_auth() -> SecurityScheme {
+    let mut http = Http::new(HttpAuthScheme::Bearer);
+    http.description = Some(format!(
+        "`Authorization: Bearer sk_live_…` (full key) or `rk_live_…` (read-only key). After {} wrong keys in a minute \
+         from one client address, every request from it answers 429 `rate_limited`, whatever its key, until \
+         `Retry-After` has passed.",
+        crate::rate_limit::KEY_FAILURES_PER_MINUTE
+    ));
+    SecurityScheme::Http(http)
+}
+
+/// The journey's upload takes a file of any accepted kind: its media types come from the one list
+/// of file kinds, which the `#[utoipa::path]` attribute cannot read.
+fn journey_upload_media_types(api: &mut OpenApi) {
+    let Some(operation) = api
+        .paths
+        .paths
+        .get_mut(crate::journey::uploads::UPLOAD_PATH)
+        .and_then(|item| item.post.as_mut())
+    else {
+        return;
+    };
+    let binary = || {
+        ContentBuilder::new().schema(Some(ObjectBuilder::new().schema_type(Type::String).format(Some(
+            utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Binary),
+        ))))
+    };
+    let media_types = FileKind::ALL
+        .iter()
+        .map(|kind| kind.content_type())
+        .chain(["application/octet-stream"]);
+    let body = media_types.fold(
+        RequestBodyBuilder::new()
+            .required(Some(utoipa::openapi::Required::True))
+            .description(Some(
+                "The file itself, 10 Mo (10,000,000 bytes) at most; the body cap of every request is 30 MB. Its type is read \
+                 from its bytes, never from `Content-Type`.",
+            )),
+        |body, media_type| body.content(media_type, binary().build()),
+    );
+    operation.request_body = Some(body.build());
+}
+
+/// Every response carries `x-request-id` (set by `middleware`), whatever the operation.
+fn request_id_on_every_response(api: &mut OpenApi) {
+    let header = HeaderBuilder::new()
+        .description(Some("Identifier of the request, also written in the service's logs."))
+        .schema(ObjectBuilder::new().schema_type(Type::String))
+        .build();
+    let mut add = |response: &mut RefOr<utoipa::openapi::Response>| {
+        if let RefOr::T(response) = response {
+            response.headers.insert("x-request-id".to_owned(), header.clone());
+        }
+    };
+    for item in api.paths.paths.values_mut() {
+        for operation in operations(item) {
+            operation.responses.responses.values_mut().for_each(&mut add);
+        }
+    }
+    if let Some(components) = api.components.as_mut() {
+        components.responses.values_mut().for_each(&mut add);
+    }
+}
+
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [
+        item.get.as_mut(),
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.options.as_mut(),
+        item.head.as_mut(),
+        item.patch.as_mut(),
+        item.trace.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+#[cfg(test)]
+mod tests;
