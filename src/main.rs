@@ -12,6 +12,9 @@ mod serve;
 
 use clap::Parser;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     common::private_fs::private_by_default();
     let cli = cli::Cli::parse();

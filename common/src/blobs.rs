@@ -48,6 +48,10 @@ enum Flush {
 impl BlobStore {
     pub fn new(root: PathBuf, keys: Arc<MasterKeys>) -> std::io::Result<Self> {
         crate::private_fs::create_dir(&root)?;
+        // Every shard directory up front: a write never creates one on a request's path.
+        for shard in 0..=u8::MAX {
+            crate::private_fs::create_dir(&root.join(format!("{shard:02x}")))?;
+        }
         let device = crate::store::device_of(&root)?;
         Ok(Self { root, device, keys })
     }
@@ -120,22 +124,20 @@ impl BlobStore {
 /// Encrypts `plaintext` where it lies, then writes the blob: header, ciphertext, tag.
 fn seal_and_write(keys: &MasterKeys, path: &Path, context: &str, mut plaintext: Vec<u8>, flush: Flush) -> std::io::Result<()> {
     let sealed = keys.seal_in_place(context, &mut plaintext);
-    write_atomically(path, &[&sealed.header, &plaintext, &sealed.tag], flush)
+    let parts: [&[u8]; 3] = [&sealed.header, &plaintext, &sealed.tag];
+    match flush {
+        Flush::Now => write_atomically(path, &parts),
+        Flush::WithTheRecord => write_unrecorded(path, &parts),
+    }
 }
 
-/// Writes `parts` one after the other into a new file, renamed into place once complete.
-fn write_atomically(path: &Path, parts: &[&[u8]], flush: Flush) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("blob path has no parent"))?;
-    crate::private_fs::create_dir(dir)?;
+/// Writes `parts` one after the other into a new file, flushed, then renamed into place: a
+/// reader never sees a partial blob under its name.
+fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp");
-    let written = crate::private_fs::file_options().open(&tmp).and_then(|mut f| {
-        for part in parts {
-            f.write_all(part)?;
-        }
-        if flush == Flush::Now {
-            f.sync_all()?;
-        }
+    let written = create_in_shard(&tmp, crate::private_fs::file_options()).and_then(|mut f| {
+        write_parts(&mut f, parts)?;
+        f.sync_all()?;
         std::fs::rename(&tmp, path)
     });
     if written.is_err() {
@@ -143,6 +145,39 @@ fn write_atomically(path: &Path, parts: &[&[u8]], flush: Flush) -> std::io::Resu
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Writes `parts` into a new file under its final name, unflushed: no row names it until the
+/// recording write commits (and flushes it), so no reader can meet it partial, and a crash
+/// before that leaves only a file no row refers to. Saves the rename of [`write_atomically`].
+fn write_unrecorded(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    let mut options = crate::private_fs::file_options();
+    options.create_new(true);
+    // A name already taken is refused by `create_new` and left alone.
+    let mut file = create_in_shard(path, options)?;
+    let written = write_parts(&mut file, parts);
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+fn write_parts(file: &mut std::fs::File, parts: &[&[u8]]) -> std::io::Result<()> {
+    use std::io::Write;
+    parts.iter().try_for_each(|part| file.write_all(part))
+}
+
+/// Opens `path` with `options`, creating its shard directory when it is missing (the store
+/// creates them all when it opens; one may have been removed by hand since).
+fn create_in_shard(path: &Path, options: std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
+    match options.open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = path.parent().ok_or_else(|| std::io::Error::other("blob path has no parent"))?;
+            crate::private_fs::create_dir(dir)?;
+            options.open(path)
+        }
+        opened => opened,
+    }
 }
 
 #[cfg(test)]
@@ -165,13 +200,37 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
         let target = dir.join("ab").join("abcdef");
         std::fs::create_dir_all(target.join("occupied")).unwrap();
-        assert!(write_atomically(&target, &[b"sealed bytes"], Flush::Now).is_err());
+        assert!(write_atomically(&target, &[b"sealed bytes"]).is_err());
         let left: Vec<_> = std::fs::read_dir(dir.join("ab"))
             .unwrap()
             .flatten()
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left, ["abcdef"], "only the directory that was there");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A blob flushed by its record is written under its name, in a shard directory made again
+    /// if it went missing, and never over another file.
+    #[test]
+    fn an_unrecorded_write_creates_and_never_overwrites() {
+        let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
+        let target = dir.join("cd").join("cdef");
+        write_unrecorded(&target, &[b"sealed ", b"bytes"]).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"sealed bytes");
+        let again = write_unrecorded(&target, &[b"other"]).unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&target).unwrap(), b"sealed bytes", "left alone");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn opening_the_store_makes_every_shard() {
+        let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
+        let keys = Arc::new(MasterKeys::ephemeral());
+        BlobStore::new(dir.clone(), keys).unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 256);
+        assert!(dir.join("00").is_dir() && dir.join("ff").is_dir());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

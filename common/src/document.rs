@@ -3,8 +3,6 @@
 //! file can neither lie about its type nor exhaust memory.
 
 pub use crate::file_kind::{accept_attribute, accepted, describe_accepted, AcceptedWords, FileKind};
-use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
-use base64::Engine as _;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -75,15 +73,9 @@ fn is_tiff_magic(bytes: &[u8]) -> bool {
 /// any line breaks or spaces inside, padded or not.
 pub fn decode_base64_document(input: &str) -> Result<Vec<u8>, DocumentError> {
     let payload = strip_data_url(input.trim_start())?;
-    // Most clients send one unbroken line: decode it where it lies. Only when that fails is the
-    // payload searched for line breaks, and a compacted copy decoded.
-    let bytes = match STANDARD_PAD_INDIFFERENT.decode(payload) {
-        Ok(bytes) => bytes,
-        Err(_) if payload.bytes().any(|b| b.is_ascii_whitespace()) => STANDARD_PAD_INDIFFERENT
-            .decode(without_ascii_whitespace(payload))
-            .map_err(|_| DocumentError::InvalidBase64)?,
-        Err(_) => return Err(DocumentError::InvalidBase64),
-    };
+    // WHATWG's forgiving base64: ASCII whitespace anywhere, padding or not. An unbroken line is
+    // decoded where it lies; only a broken one is compacted first.
+    let bytes = base64_simd::forgiving_decode_to_vec(payload.as_bytes()).map_err(|_| DocumentError::InvalidBase64)?;
     if bytes.is_empty() {
         return Err(DocumentError::Empty);
     }
@@ -105,13 +97,6 @@ fn strip_data_url(input: &str) -> Result<&str, DocumentError> {
     } else {
         Err(DocumentError::InvalidBase64)
     }
-}
-
-/// One pass, one allocation: clients wrap base64 at 76 columns, sometimes with CRLF.
-fn without_ascii_whitespace(input: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    out.extend(input.bytes().filter(|byte| !byte.is_ascii_whitespace()));
-    out
 }
 
 /// Pages in the file: 1 for an image (its header is checked, not its pixels), the page tree of a
@@ -291,6 +276,8 @@ fn tiff_unreadable() -> DocumentError {
 mod tests {
     use super::*;
     use crate::test_fixtures::{blank_pdf, png_claiming};
+    use base64::engine::general_purpose::STANDARD_PAD_INDIFFERENT;
+    use base64::Engine as _;
 
     fn encoded(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
         let mut out = Cursor::new(Vec::new());

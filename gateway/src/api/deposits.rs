@@ -94,7 +94,12 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
 
 /// One page only; counted in the sandbox for a PDF (see `inspect`).
 async fn check_pages(state: &AppState, field: &'static str, file: &CheckedFile) -> Result<(), ApiError> {
-    match inspect::page_count(&state.sandbox, file.kind, &file.bytes).await? {
+    pages_answer(field, inspect::page_count(&state.sandbox, file.kind, &file.bytes).await?)
+}
+
+/// The refusal, if any, of a counted document.
+fn pages_answer(field: &'static str, counted: Result<u32, DocumentError>) -> Result<(), ApiError> {
+    match counted {
         Ok(1) => Ok(()),
         Ok(n) => Err(ApiError::invalid_document(field, format!("{field} has {n} pages; one page only."))),
         Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => Err(ApiError::invalid_document(field, m)),
@@ -191,49 +196,38 @@ pub async fn deposit(
     body: RawJson,
 ) -> ApiResult<(StatusCode, axum::Json<Deposited>)> {
     let batch_id: BatchId = path_id(&id)?;
-    let req = parse_request(&body, body.parse()?)?;
+    let Request {
+        category,
+        external_ref,
+        postal,
+        document,
+        verso,
+    } = parse_request(&body, body.parse()?)?;
     // The documents are views of the body: with it gone, they go when decoded (two copies at most).
     drop(body);
 
-    // One blocking hop: the batch is checked (refusing before decoding), then the files decoded.
-    let category = req.category;
-    let (store, company, batch) = (state.store.clone(), caller.company_id.clone(), batch_id.clone());
-    let (document, verso) = (req.document, req.verso);
-    let (front, back) = tokio::task::spawn_blocking(move || {
-        store.read_here(|c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))?;
-        let front = check_file("document", document.as_str(), category)?;
-        drop(document);
-        let back = verso.map(|v| check_file("documentVerso", v.as_str(), category)).transpose()?;
-        Ok::<_, ApiError>((front, back))
-    })
-    .await
-    .map_err(|e| ApiError::internal("deposit decoding", e))??;
-    check_pages(&state, "document", &front).await?;
-    if let Some(back) = &back {
-        check_pages(&state, "documentVerso", back).await?;
-    }
-
     let item_id = BatchItemId::generate(chrono::Utc::now());
-    let context = batches::blob_context(&caller.company_id, &item_id);
-    let front_blob = common::blobs::BlobStore::new_name();
-    let back_blob = back.as_ref().map(|_| common::blobs::BlobStore::new_name());
-    let bytes = (front.bytes.len() + back.as_ref().map_or(0, |b| b.bytes.len())) as i64;
-    let new = NewItem {
-        id: item_id.clone(),
-        category,
-        external_ref: req.external_ref,
-        agency_postal_code: req.postal.as_ref().map(|p| p.0.clone()),
-        agency_insee: req.postal.map(|p| p.1),
-        front_blob: front_blob.clone(),
-        front_kind: front.kind,
-        back_blob: back_blob.clone(),
-        back_kind: back.as_ref().map(|b| b.kind),
-        bytes,
-        request_id,
+    let names = FileNames {
+        context: batches::blob_context(&caller.company_id, &item_id),
+        front: common::blobs::BlobStore::new_name(),
+        back: verso.as_ref().map(|_| common::blobs::BlobStore::new_name()),
     };
-    let written = store_files(&state, &context, (&front_blob, front), back_blob.as_deref().zip(back)).await;
-    let recorded = match written {
-        Ok(()) => {
+    let stored = store_documents(&state, &caller, &batch_id, category, (document, verso), &names).await;
+    let recorded = match stored {
+        Ok(files) => {
+            let new = NewItem {
+                id: item_id.clone(),
+                category,
+                external_ref,
+                agency_postal_code: postal.as_ref().map(|p| p.0.clone()),
+                agency_insee: postal.map(|p| p.1),
+                front_blob: names.front.clone(),
+                front_kind: files.front,
+                back_blob: names.back.clone(),
+                back_kind: files.back,
+                bytes: files.bytes as i64,
+                request_id,
+            };
             let (company, limit) = (caller.company_id.clone(), state.volume_limit);
             state
                 .store
@@ -246,7 +240,8 @@ pub async fn deposit(
     match recorded {
         Ok(position) => Ok((StatusCode::CREATED, axum::Json(Deposited { id: item_id, position }))),
         Err(e) => {
-            for blob in std::iter::once(&front_blob).chain(back_blob.as_ref()) {
+            // A refusal before writing finds nothing to delete; one after leaves nothing behind.
+            for blob in std::iter::once(&names.front).chain(names.back.as_ref()) {
                 if let Err(del) = state.blobs.delete(blob).await {
                     tracing::error!(error = %del, "cannot delete the file of a refused deposit");
                 }
@@ -256,26 +251,92 @@ pub async fn deposit(
     }
 }
 
-/// Seals and writes the files in one blocking hop; the deposit's transaction flushes them.
-async fn store_files(
+/// Where a deposit's files go: their blob names and their encryption context.
+struct FileNames {
+    context: String,
+    front: String,
+    back: Option<String>,
+}
+
+/// The kinds and total size of the files a deposit stored.
+struct StoredFiles {
+    front: FileKind,
+    back: Option<FileKind>,
+    bytes: usize,
+}
+
+/// Checks the batch, decodes and checks the documents, then seals and writes them, flushed by
+/// the deposit's transaction. Images and TIFFs go through all of it in one blocking hop; a PDF
+/// has its pages counted in the sandbox between decoding and writing.
+async fn store_documents(
     state: &AppState,
-    context: &str,
-    front: (&str, CheckedFile),
-    back: Option<(&str, CheckedFile)>,
-) -> Result<(), ApiError> {
-    let files: Vec<(String, Vec<u8>)> = std::iter::once(front)
-        .chain(back)
-        .map(|(name, file)| (name.to_owned(), file.bytes))
-        .collect();
-    let (blobs, store, context) = (state.blobs.clone(), state.store.clone(), context.to_owned());
+    caller: &Caller,
+    batch: &BatchId,
+    category: DocumentCategory,
+    (document, verso): (BodyText, Option<BodyText>),
+    names: &FileNames,
+) -> Result<StoredFiles, ApiError> {
+    let (store, blobs) = (state.store.clone(), state.blobs.clone());
+    let (company, batch) = (caller.company_id.clone(), batch.clone());
+    let (front_name, back_name, context) = (names.front.clone(), names.back.clone(), names.context.clone());
+    let decoded = tokio::task::spawn_blocking(move || {
+        store.read_here(|c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))?;
+        let front = check_file("document", document.as_str(), category)?;
+        drop(document);
+        let back = verso.map(|v| check_file("documentVerso", v.as_str(), category)).transpose()?;
+        if front.kind == FileKind::Pdf || back.as_ref().is_some_and(|b| b.kind == FileKind::Pdf) {
+            return Ok(Err((front, back)));
+        }
+        count_pages_here("document", &front)?;
+        back.as_ref().map(|b| count_pages_here("documentVerso", b)).transpose()?;
+        let files = (front_name.as_str(), front);
+        write_files(&blobs, &store, &context, files, back_name.as_deref().zip(back)).map(Ok)
+    })
+    .await
+    .map_err(|e| ApiError::internal("deposit decoding", e))??;
+    let (front, back) = match decoded {
+        Ok(stored) => return Ok(stored),
+        Err(to_count) => to_count,
+    };
+    check_pages(state, "document", &front).await?;
+    if let Some(back) = &back {
+        check_pages(state, "documentVerso", back).await?;
+    }
+    let (store, blobs) = (state.store.clone(), state.blobs.clone());
+    let (front_name, back_name, context) = (names.front.clone(), names.back.clone(), names.context.clone());
     tokio::task::spawn_blocking(move || {
-        files
-            .into_iter()
-            .try_for_each(|(name, bytes)| blobs.put_then_record_here(&store, &name, &context, bytes))
+        let files = (front_name.as_str(), front);
+        write_files(&blobs, &store, &context, files, back_name.as_deref().zip(back))
     })
     .await
     .map_err(|e| ApiError::internal("deposit blob", e))?
-    .map_err(|e| ApiError::blob("deposit blob", e))
+}
+
+/// [`check_pages`] for what is counted in this process: an image is one page when its header
+/// decodes within the pixel budget; a TIFF has its directories counted.
+fn count_pages_here(field: &'static str, file: &CheckedFile) -> Result<(), ApiError> {
+    pages_answer(field, document::page_count(file.kind, &file.bytes))
+}
+
+/// Seals and writes the files; the deposit's transaction flushes them.
+fn write_files(
+    blobs: &common::blobs::BlobStore,
+    store: &common::store::Store,
+    context: &str,
+    front: (&str, CheckedFile),
+    back: Option<(&str, CheckedFile)>,
+) -> Result<StoredFiles, ApiError> {
+    let stored = StoredFiles {
+        front: front.1.kind,
+        back: back.as_ref().map(|b| b.1.kind),
+        bytes: front.1.bytes.len() + back.as_ref().map_or(0, |b| b.1.bytes.len()),
+    };
+    for (name, file) in std::iter::once(front).chain(back) {
+        blobs
+            .put_then_record_here(store, name, context, file.bytes)
+            .map_err(|e| ApiError::blob("deposit blob", e))?;
+    }
+    Ok(stored)
 }
 
 #[cfg(test)]
