@@ -208,7 +208,7 @@ async fn openapi_document_matches_the_running_router() {
             }
         }
     }
-    assert_eq!(operations, 21, "every operation of the route table is documented");
+    assert_eq!(operations, 21, "every routed operation is documented");
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 
 /// The purpose label of the signing key: changing it invalidates every printed link.
 const PURPOSE: &str = "authenticity-link-v1";
-/// The path prefix of the page (the route table has `/authenticite/{link}`).
+/// The path prefix of the page (its route is `/authenticite/{link}`).
 pub const PATH: &str = "/authenticite/";
 const SIGNATURE_LEN: usize = 32;
 

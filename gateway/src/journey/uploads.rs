@@ -11,7 +11,7 @@
 //! `Sec-Fetch-Site` must say `same-origin` and an `Origin` header must be the public base's.
 //!
 //! These guards live in the handlers, not in router layers: the endpoints are ordinary entries of
-//! the route table (and so of the OpenAPI document) under the same global layers as every route.
+//! the router (each with its OpenAPI description) under the same global layers as every route.
 
 use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;

@@ -477,3 +477,62 @@ async fn the_served_document_is_the_derived_one() {
     let expected = serde_json::to_value(document(&format!("http://{}", app.addr))).expect("the document serialises");
     assert_eq!(served, expected);
 }
+
+/// What Sceau really posts validates against the schema the document gives each webhook, and a
+/// body of one event does not pass for another.
+#[test]
+fn webhook_payloads_validate_against_their_schemas() {
+    use common::domain::{Decision, ReviewStatus, Verdict};
+    use common::ids::{BatchId, ConsultationId, EventId, WorkflowId};
+    use common::model::Counts;
+    use common::webhook::{ConsultationOutcome, EventBody, Review, WebhookEvent};
+
+    let doc = doc();
+    let now = chrono::Utc::now();
+    let outcome = ConsultationOutcome {
+        consultation_id: ConsultationId::generate(now),
+        workflow_id: WorkflowId::generate(now),
+        external_ref: Some("dossier-42".into()),
+        verdict: Verdict::Suspect,
+        decision: Some(Decision::AVerifier),
+    };
+    let events = [
+        WebhookEvent::VerificationCompleted(outcome.clone()),
+        WebhookEvent::VerificationReviewed {
+            consultation: outcome.clone(),
+            review: Review {
+                status: ReviewStatus::Accepted,
+                reviewed_at: now,
+            },
+        },
+        WebhookEvent::VerificationTest(outcome),
+        WebhookEvent::BatchCompleted {
+            batch_id: BatchId::generate(now),
+            external_ref: None,
+            counts: Counts::default(),
+        },
+    ];
+    // The body schema of one webhook, with the document's components beside it for its refs.
+    let validator = |event: &str| {
+        let mut schema = doc["webhooks"][event]["post"]["requestBody"]["content"]["application/json"]["schema"].clone();
+        schema["components"] = doc["components"].clone();
+        jsonschema::validator_for(&schema).expect("a valid JSON Schema")
+    };
+    for event in events {
+        let name = event.event_type().as_str();
+        let body = serde_json::to_value(EventBody {
+            event_id: EventId::generate(now),
+            occurred_at: now,
+            event,
+        })
+        .expect("an event serialises");
+        let errors: Vec<String> = validator(name).iter_errors(&body).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?} in {body}");
+        let mut forged = body.clone();
+        forged["eventId"] = json!("evt_short");
+        assert!(!validator(name).is_valid(&forged), "{name}: the eventId's pattern is enforced");
+        for other in common::webhook::EventType::ALL.iter().filter(|e| e.as_str() != name) {
+            assert!(!validator(other.as_str()).is_valid(&body), "{name} passes for {other}");
+        }
+    }
+}
