@@ -14,8 +14,9 @@ pub const MAX_KEYS: usize = 100_000;
 /// Below this size the map is never swept for its size alone.
 const MIN_SWEEP_LEN: usize = 1024;
 
-/// Failed API-key attempts a client address may make in a minute (all at once if it likes).
-pub const KEY_FAILURES_PER_MINUTE: u32 = 20;
+/// Wrong API keys a client address may present a minute by default (the document says so); what the
+/// gateway applies is the operator's `SCEAU_KEY_FAILURES_PER_MINUTE`, given to [`EdgeLimits::new`].
+pub const KEY_FAILURES_PER_MINUTE: u32 = common::config::DEFAULT_KEY_FAILURES_PER_MINUTE;
 /// Journey writes (uploads and submit) per session per minute: a few retries of each file.
 pub const JOURNEY_WRITES_PER_SESSION: u32 = 60;
 /// Journey status polls per session per minute (the page polls every 2 s).
@@ -40,10 +41,12 @@ pub struct EdgeLimits {
     pub journey_addresses: RateLimiter,
 }
 
-impl Default for EdgeLimits {
-    fn default() -> Self {
+impl EdgeLimits {
+    /// The edge's limits, `key_failures_per_minute` wrong API keys a minute per address (the
+    /// operator's `SCEAU_KEY_FAILURES_PER_MINUTE`), all of which may come at once.
+    pub fn new(key_failures_per_minute: u32) -> Self {
         Self {
-            key_failures: RateLimiter::per_minute_with_burst(KEY_FAILURES_PER_MINUTE, KEY_FAILURES_PER_MINUTE),
+            key_failures: RateLimiter::per_minute_with_burst(key_failures_per_minute, key_failures_per_minute),
             journey_writes: RateLimiter::per_minute(JOURNEY_WRITES_PER_SESSION),
             journey_polls: RateLimiter::per_minute(JOURNEY_POLLS_PER_SESSION),
             journey_pages: RateLimiter::per_minute(JOURNEY_PAGES_PER_SESSION),
@@ -166,6 +169,26 @@ impl RateLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The operator's allowance of wrong keys is what an address gets, all at once, then no more.
+    #[test]
+    fn key_failures_follow_the_configured_allowance() {
+        for allowance in [1, 20, 500] {
+            let limits = EdgeLimits::new(allowance);
+            let charged = (0..allowance + 10)
+                .take_while(|_| limits.key_failures.peek("192.0.2.1").is_ok())
+                .map(|_| limits.key_failures.charge("192.0.2.1"))
+                .count();
+            // The charge that reaches the allowance is still answered (401), the next is not;
+            // one more may pass if the loop outlasts an interval on a slow machine.
+            assert!(
+                (allowance + 1..=allowance + 2).contains(&(charged as u32)),
+                "allowance {allowance}: {charged}"
+            );
+            assert!(limits.key_failures.peek("192.0.2.1").is_err(), "allowance {allowance}");
+            assert!(limits.key_failures.peek("192.0.2.2").is_ok(), "another address is not charged");
+        }
+    }
 
     #[test]
     fn allows_a_burst_then_refuses() {

@@ -63,7 +63,7 @@ pub async fn spawn_app() -> TestApp {
         batch_window: common::batch::WINDOW,
         webhook_allow_hosts: Arc::new(Vec::new()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(1000)),
-        edge_limits: Arc::new(EdgeLimits::default()),
+        edge_limits: Arc::new(EdgeLimits::new(crate::rate_limit::KEY_FAILURES_PER_MINUTE)),
         trusted_proxies: Arc::new(TrustedProxies::new(Vec::new())),
         outbox_wake: Arc::new(tokio::sync::Notify::new()),
         sandbox: Sandbox::new(

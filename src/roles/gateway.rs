@@ -49,7 +49,7 @@ pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>
         batch_window: config.batch_window,
         webhook_allow_hosts: Arc::new(config.webhook_allow_hosts.clone()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(config.realtime_rate_per_minute)),
-        edge_limits: Arc::new(EdgeLimits::default()),
+        edge_limits: Arc::new(EdgeLimits::new(config.key_failures_per_minute)),
         trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
         sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),

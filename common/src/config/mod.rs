@@ -57,6 +57,11 @@ pub struct Config {
     /// Real-time requests per minute and company.
     #[serde(deserialize_with = "de::lenient")]
     pub realtime_rate_per_minute: u32,
+    /// Wrong API keys a client address may present in a minute (all at once if it likes) before
+    /// its every request is refused `rate_limited`: guessing keys is slowed, a typo is not. Raised
+    /// only where one address legitimately sends many, such as a contract tester (at least 1).
+    #[serde(deserialize_with = "de::lenient")]
+    pub key_failures_per_minute: u32,
     /// How often deadlines, outbox and retention are swept (at least 10 ms).
     #[serde(rename = "sweep_interval_ms", deserialize_with = "de::millis")]
     pub sweep_interval: Duration,
@@ -121,6 +126,8 @@ fn tesseract_program<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, 
 }
 
 pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
+/// `SCEAU_KEY_FAILURES_PER_MINUTE` unless the operator says otherwise.
+pub const DEFAULT_KEY_FAILURES_PER_MINUTE: u32 = 20;
 
 impl Default for Config {
     fn default() -> Self {
@@ -136,6 +143,7 @@ impl Default for Config {
             volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
             batch_window: Duration::from_secs(24 * 3600),
             realtime_rate_per_minute: 120,
+            key_failures_per_minute: DEFAULT_KEY_FAILURES_PER_MINUTE,
             sweep_interval: Duration::from_secs(1),
             amqp_url: None,
             redis_url: None,
@@ -229,6 +237,10 @@ impl Config {
         if self.workers == 0 || self.workers > 1024 {
             return Err(ConfigError(format!("SCEAU_WORKERS={} must be between 1 and 1024", self.workers)));
         }
+        if self.key_failures_per_minute == 0 {
+            // Zero would refuse every request of an address after its first wrong key, forever.
+            return Err(ConfigError("SCEAU_KEY_FAILURES_PER_MINUTE=0 must be at least 1".into()));
+        }
         if let Some(url) = &mut self.public_url {
             https_unless_loopback("SCEAU_PUBLIC_URL", url)?;
             // Links are built as `<public_url>/v/<token>`.
@@ -295,6 +307,7 @@ mod tests {
             ("volume_limit_bytes", "1000"),
             ("batch_window_seconds", "60"),
             ("realtime_rate_per_minute", "30"),
+            ("key_failures_per_minute", "500"),
             ("sweep_interval_ms", "250"),
             ("amqp_url", "amqp://guest:guest@127.0.0.1:5672/%2f"),
             ("redis_url", "redis://127.0.0.1:6379/0"),
@@ -366,6 +379,29 @@ mod tests {
         );
         assert!(vars(&[("SCEAU_ACCEPT_TEST_CA", "on")]).unwrap().accept_test_ca);
         assert_eq!(vars(&[("SCEAU_AMQP_URL", " ")]).unwrap().amqp_url, None, "blank means unset");
+    }
+
+    #[test]
+    fn key_failures_per_minute_defaults_to_20_and_is_at_least_1() {
+        assert_eq!(Config::default().key_failures_per_minute, 20);
+        assert_eq!(vars(&[]).unwrap().key_failures_per_minute, 20);
+        assert_eq!(vars(&[("SCEAU_KEY_FAILURES_PER_MINUTE", "1")]).unwrap().key_failures_per_minute, 1);
+        assert_eq!(
+            vars(&[("SCEAU_KEY_FAILURES_PER_MINUTE", " 100000 ")])
+                .unwrap()
+                .key_failures_per_minute,
+            100_000
+        );
+        for bad in ["0", "-1", "many", "4294967296"] {
+            let err = vars(&[("SCEAU_KEY_FAILURES_PER_MINUTE", bad)]).expect_err(bad).to_string();
+            assert!(err.contains("SCEAU_KEY_FAILURES_PER_MINUTE"), "{bad}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        let err = Config::from_toml("key_failures_per_minute = 0").unwrap_err().to_string();
+        assert!(
+            err.contains("SCEAU_KEY_FAILURES_PER_MINUTE"),
+            "the file's value is checked too: {err}"
+        );
     }
 
     #[test]
