@@ -1,0 +1,183 @@
+"""Schemathesis hooks of scripts/schemathesis.
+
+`filter_failure`: the refusals that the API documents but that no JSON Schema can express, so that
+schemathesis' positive_data_acceptance check (ST202, "a schema-valid request was refused") does not
+report them. Each is dropped only when the request really is of that kind; the same refusal of a
+request that should have passed stays a failure. Schemathesis counts what it drops and prints it at
+the end of the run.
+
+`map_case`: real files in deposits, and an address of its own for each journey request."""
+import ast
+import base64
+import binascii
+import itertools
+import json
+import os
+import re
+import sys
+import threading
+
+import schemathesis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sceau_client import b64, png  # noqa: E402
+
+# CPython 3.11, the machine's, keeps one AST recursion counter per interpreter: two threads in
+# ast.parse at once can corrupt it, and one fails with "SystemError: AST constructor recursion
+# depth mismatch" (CPython issue 106905). Hypothesis parses the source of the lambdas in a
+# strategy's repr, and with --workers 2 the coverage phase does that from two threads: about one
+# run in three ended with a schemathesis "Runtime Error" (a KeyError in Hypothesis' lambda cache,
+# then that SystemError). One parse at a time costs nothing measurable.
+_parse, _parsing = ast.parse, threading.Lock()
+
+
+def _one_parse_at_a_time(*args, **kwargs):
+    with _parsing:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _one_parse_at_a_time
+
+# First bytes of the file types a deposit accepts (API.md): identity documents are images,
+# administrative ones images, TIFF or a PDF.
+IMAGES = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n")
+ADMINISTRATIVE_ONLY = (b"%PDF-", b"II*\x00", b"MM\x00*")
+
+
+def _json(data):
+    try:
+        return json.loads(data)
+    except (TypeError, ValueError):
+        return None
+
+
+def _accepted_file(data, administrative):
+    """Whether bytes begin as a file of a type a deposit or journey upload accepts."""
+    if not isinstance(data, (bytes, bytearray)):
+        return False
+    webp = data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    return webp or data.startswith(IMAGES) or (administrative and data.startswith(ADMINISTRATIVE_ONLY))
+
+
+def _decoded(encoded):
+    """A deposit's base64 text as bytes, None if it is not base64 (the server tolerates a data
+    URL prefix and line breaks, so this does too)."""
+    if not isinstance(encoded, str):
+        return None
+    text = re.sub(r"\s", "", encoded.split(",", 1)[1] if encoded.startswith("data:") else encoded)
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _cursor_well_formed(cursor):
+    """Whether a consultation cursor is one the server could have issued: `c1:<sequence>` in
+    unpadded base64url, the sequence a positive 64-bit integer. Any other text is not a
+    `nextCursor` and is refused, as documented."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]*", cursor):
+        return False
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    canonical = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") == cursor
+    sequence = re.fullmatch(r"c1:([0-9]+)", text)
+    return canonical and sequence is not None and 0 < int(sequence.group(1)) < 2**63
+
+
+def documented_refusal(case, response):
+    """Why this 400 is a documented refusal of a schema-valid request, or None."""
+    if response.status_code != 400:
+        return None
+    error = _json(response.content) or {}
+    field, code = error.get("field"), error.get("error")
+    operation = case.operation.label
+    body = case.body if isinstance(case.body, dict) else {}
+    if operation == "GET /api/v1/consultations" and field == "cursor":
+        # API.md: `cursor` is the previous page's opaque `nextCursor`; another value is refused.
+        if not _cursor_well_formed(str((case.query or {}).get("cursor", ""))):
+            return "a cursor the server never issued"
+    if operation == "POST /api/v1/batches/{id}/documents":
+        category = body.get("documentCategory")
+        if field == "agencyPostalCode" and code == "invalid_request":
+            # Five digits matching no commune of the postal code register (API.md: "unknown
+            # postal code"): the register is data, not a pattern.
+            if re.fullmatch(r"[0-9]{5}", str(body.get("agencyPostalCode"))):
+                return "a postal code of no commune"
+        if field in ("document", "documentVerso") and code == "invalid_document":
+            # The bytes must be a file of a type the category accepts: a property of the decoded
+            # content that a string schema cannot state. (A back on an administrative document
+            # is a rule of the request's shape and stays a failure.)
+            if not (field == "documentVerso" and category == "administratif"):
+                if not _accepted_file(_decoded(body.get(field)), category == "administratif"):
+                    return "bytes that are not a file of an accepted type"
+    if operation == "POST /v/{token}/files/{side}" and field == (case.path_parameters or {}).get("side"):
+        # The raw body must be a file of a type the side accepts, as for a deposit.
+        if code == "invalid_document" and not _accepted_file(case.body, field == "document"):
+            return "bytes that are not a file of an accepted type"
+    if operation == "POST /v/{token}/files/{side}" and field == "side" and code == "invalid_request":
+        # The sides a journey takes depend on its workflow's category, a property of the session
+        # and not of the request (the parameter's description lists them per category).
+        return "a side this journey does not take"
+    if operation == "POST /v/{token}/submit" and field in ("front", "selfie", "document") and code == "invalid_request":
+        # A journey is submitted once its required files are uploaded: a matter of the requests
+        # made before, which no schema of this one can state.
+        return "a journey submitted before its required files"
+    return None
+
+
+def unframed(case, response):
+    """Whether schemathesis sent a Content-Length that is not a number (a header it made up): such
+    a message is not HTTP (RFC 9112, 6.3), and the HTTP server answers it with a bare 400 and
+    closes before any route, or the document, has a say."""
+    lengths = [v for k, v in (case.headers or {}).items() if k.lower() == "content-length"]
+    return response.status_code == 400 and any(not str(v).strip().isdigit() for v in lengths)
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """Keeps every failure but a positive_data_acceptance one on a documented refusal, and those
+    on the answer to a message that is not HTTP."""
+    if unframed(case, response):
+        return False
+    if "positive_data_acceptance" not in getattr(failure, "checks", ()):
+        return True
+    return documented_refusal(case, response) is None
+
+
+# Addresses of the benchmarking range 198.18.0.0/15, one after the other (not `random`, which
+# Hypothesis forbids inside the strategies this hook runs in), and the same for the deposits that
+# get real files.
+_addresses = itertools.count(1)
+_deposits = itertools.count()
+# Real PNG files, small enough to keep the run fast: accepted for either category.
+_FRONT, _BACK = b64(png(24, seed=1)), b64(png(24, seed=2))
+
+
+@schemathesis.hook
+def map_case(context, case):
+    """Makes two kinds of request reach the logic behind their first refusal.
+
+    Every other valid deposit carries real PNG files, the back only on an identity document (where
+    the category allows one): bytes schemathesis makes up are never a file of an accepted type, so
+    no deposit would ever be accepted. Invalid deposits are left alone, to stay invalid.
+
+    Journey requests come from an address of their own each (through the trusted proxy the script
+    configures): the journey's limit per address, a throttle tested by tests/abuse.rs, would
+    otherwise answer 429 to nearly all of them. Its limits per session still apply."""
+    if case.operation.label == "POST /api/v1/batches/{id}/documents" and isinstance(case.body, dict):
+        meta = case.meta
+        if meta is not None and meta.generation.mode == "positive" and next(_deposits) % 2 == 0:
+            body = dict(case.body)
+            if isinstance(body.get("document"), str):
+                body["document"] = _FRONT
+            if isinstance(body.get("documentVerso"), str) and body.get("documentCategory") == "identite":
+                body["documentVerso"] = _BACK
+            case.body = body
+    if case.operation.path.startswith("/v/"):
+        n = next(_addresses) % (1 << 17)
+        headers = dict(case.headers or {})
+        headers["X-Forwarded-For"] = "198.%d.%d.%d" % (18 + (n >> 16), (n >> 8) & 255, n & 255)
+        case.headers = headers
+    return case
