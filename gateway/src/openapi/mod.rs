@@ -76,6 +76,7 @@ pub fn document(public_base: &str) -> OpenApi {
     components.add_security_scheme("bearerAuth", bearer_auth());
     components.responses.extend(errors::catalogue());
     journey_upload_media_types(&mut api);
+    deposit_back_only_for_identity(&mut api);
     request_id_on_every_response(&mut api);
     api.extensions
         .get_or_insert_with(Default::default)
@@ -124,6 +125,26 @@ fn journey_upload_media_types(api: &mut OpenApi) {
         |body, media_type| body.content(media_type, binary().build()),
     );
     operation.request_body = Some(body.build());
+}
+
+/// A back (`documentVerso`) is refused for an administrative document (`api::deposits`): a rule
+/// between two fields, which JSON Schema states with `if`/`then` and `ToSchema` cannot.
+fn deposit_back_only_for_identity(api: &mut OpenApi) {
+    let Some(RefOr::T(utoipa::openapi::schema::Schema::Object(deposit))) =
+        api.components.as_mut().and_then(|c| c.schemas.get_mut("DepositRequest"))
+    else {
+        return;
+    };
+    let administrative = common::domain::DocumentCategory::Administratif.as_str();
+    let rule = deposit.extensions.get_or_insert_with(Default::default);
+    rule.insert(
+        "if".to_owned(),
+        serde_json::json!({ "properties": { "documentCategory": { "const": administrative } }, "required": ["documentCategory"] }),
+    );
+    rule.insert(
+        "then".to_owned(),
+        serde_json::json!({ "properties": { "documentVerso": { "type": "null" } } }),
+    );
 }
 
 /// Every response carries `x-request-id` (set by `middleware`), whatever the operation.
