@@ -10,12 +10,14 @@ the end of the run.
 import ast
 import base64
 import binascii
+import ipaddress
 import itertools
 import json
 import os
 import re
 import sys
 import threading
+import urllib.parse
 
 import schemathesis
 
@@ -86,6 +88,30 @@ def _cursor_well_formed(cursor):
     return canonical and sequence is not None and 0 < int(sequence.group(1)) < 2**63
 
 
+def _public_https_url(url):
+    """Whether a webhook URL is one the API takes (API.md, Destinations): https, a host, no
+    credentials, and not a loopback, private, link-local or reserved address nor `localhost`."""
+    if not isinstance(url, str):
+        return False
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = parts.hostname or ""
+        credentials = parts.username is not None or parts.password is not None
+        parts.port  # a port that is not a number raises
+    except ValueError:
+        return False
+    if parts.scheme.lower() != "https" or not host or credentials:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        pass
+    name = host.rstrip(".").lower()
+    labels = name.split(".")
+    plain = all(re.fullmatch(r"[a-z0-9-]{1,63}", label) for label in labels)
+    return plain and name != "localhost" and not name.endswith(".localhost") and not name.replace(".", "").isdigit()
+
+
 def documented_refusal(case, response):
     """Why this 400 is a documented refusal of a schema-valid request, or None."""
     if response.status_code != 400:
@@ -98,6 +124,11 @@ def documented_refusal(case, response):
         # API.md: `cursor` is the previous page's opaque `nextCursor`; another value is refused.
         if not _cursor_well_formed(str((case.query or {}).get("cursor", ""))):
             return "a cursor the server never issued"
+    if operation == "POST /api/v1/batches" and field == "webhookUrl" and code == "invalid_request":
+        # A host that is not public, or not a host at all: the guard against server-side request
+        # forgery that the field's description states, which no pattern can.
+        if not _public_https_url(body.get("webhookUrl")):
+            return "a webhook URL that is not of a public https host"
     if operation == "POST /api/v1/batches/{id}/documents":
         category = body.get("documentCategory")
         if field == "agencyPostalCode" and code == "invalid_request":

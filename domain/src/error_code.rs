@@ -77,7 +77,7 @@ impl ErrorCode {
             TooManyOpenBatches => "Three batches of the company are already open.",
             BatchFull => "The batch already holds 200 documents.",
             DocumentQuotaExceeded => "The company already holds 400 documents whose images are not purged.",
-            VolumeQuotaExceeded => "The company's pending file volume would exceed 5 GiB.",
+            VolumeQuotaExceeded => "The company's pending file volume would exceed its limit (5 GiB unless the operator set another).",
             RateLimited => {
                 "A rate limit was reached: the company's real-time limit; too many wrong API keys from the client's address \
                  (any authenticated operation, whatever the key); on a journey's session endpoints, the per-session or \

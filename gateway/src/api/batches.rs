@@ -22,10 +22,10 @@ pub struct CreateRequest {
     /// The client's reference, returned as given.
     #[schema(max_length = 255)]
     external_ref: Option<String>,
-    /// Absolute `https` URL notified with `batch.completed` when the batch ends. Longer than
-    /// 2,048 characters, or leading to a private, reserved or tunnelled address:
-    /// `invalid_request`.
-    #[schema(format = "uri", max_length = 2048, pattern = "^https://")]
+    /// Absolute `https` URL notified with `batch.completed` when the batch ends (`http` only for
+    /// a host the operator allow-listed). Longer than 2,048 characters, or leading to a private,
+    /// reserved or tunnelled address: `invalid_request`.
+    #[schema(format = "uri", max_length = 2048, pattern = "^\\s*[Hh][Tt][Tt][Pp][Ss]://[^\\s/?#@]+")]
     webhook_url: Option<String>,
 }
 
@@ -43,7 +43,6 @@ crate::openapi::errors::errors!(
     request_body = CreateRequest,
     responses((status = 201, description = "The batch, `open` for 24 hours.", body = Batch), CreateErrors),
 )]
-
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
@@ -112,6 +111,24 @@ pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query
 
 crate::openapi::errors::errors!(GetErrors: Read + NotFound);
 
+/// The detail read of a batch: a [`Batch`] whose `items` are always there.
+pub struct WithItems;
+
+impl utoipa::IntoResponses for WithItems {
+    fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
+        use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder};
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let schema = AllOfBuilder::new()
+            .item(Ref::from_schema_name("Batch"))
+            .item(ObjectBuilder::new().required("items"));
+        let response = ResponseBuilder::new()
+            .description("The batch with its documents.")
+            .content("application/json", ContentBuilder::new().schema(Some(schema)).build())
+            .build();
+        [("200".to_owned(), response.into())].into()
+    }
+}
+
 /// Read a batch with its documents.
 #[utoipa::path(
     get,
@@ -120,7 +137,7 @@ crate::openapi::errors::errors!(GetErrors: Read + NotFound);
     tag = "Batches",
     security(("bearerAuth" = [])),
     params(("id" = BatchId, Path, description = "Batch id.")),
-    responses((status = 200, description = "The batch with its documents (`items`).", body = Batch), GetErrors),
+    responses(WithItems, GetErrors),
 )]
 pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;

@@ -234,8 +234,7 @@ crate::openapi::errors::errors!(
 /// submitted, completed or expired 409 `invalid_state`. A browser's request must come from the
 /// journey page itself (`Sec-Fetch-Site: same-origin`, `Origin` the public base URL). Limited per
 /// session (60 writes a minute), then per client address (300 journey requests a minute).
-///
-/// The file is encrypted into the blob store like a deposit.
+// The file is encrypted into the blob store like a deposit.
 #[utoipa::path(
     post,
     path = "/v/{token}/files/{side}",

@@ -16,6 +16,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, Server};
 
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
 /// What the handlers do not say: the document's header, its tags, the error body, the webhook
@@ -45,7 +46,7 @@ their script calls. No API key: the session token in the path authorises, and ev
 )]
 pub struct ApiDoc;
 
-/// `GET /api/v1/openapi.json`. Built once: `public_base` never changes within a process.
+// Built once: `public_base` never changes within a process.
 #[utoipa::path(
     get,
     path = "/api/v1/openapi.json",
@@ -57,13 +58,13 @@ pub struct ApiDoc;
     ),
 )]
 /// This OpenAPI 3.1 document.
-pub async fn serve(State(state): State<AppState>) -> axum::Json<Value> {
+pub async fn serve(State(state): State<AppState>) -> ApiResult<axum::Json<Value>> {
     static DOCUMENT: OnceLock<Value> = OnceLock::new();
-    axum::Json(
-        DOCUMENT
-            .get_or_init(|| serde_json::to_value(document(&state.public_base)).unwrap_or_default())
-            .clone(),
-    )
+    if let Some(served) = DOCUMENT.get() {
+        return Ok(axum::Json(served.clone()));
+    }
+    let built = serde_json::to_value(document(&state.public_base)).map_err(|e| ApiError::internal("openapi document", e))?;
+    Ok(axum::Json(DOCUMENT.get_or_init(|| built).clone()))
 }
 
 errors::errors!(ServeErrors: Public);
@@ -78,6 +79,7 @@ pub fn document(public_base: &str) -> OpenApi {
     journey_upload_media_types(&mut api);
     deposit_back_only_for_identity(&mut api);
     request_id_on_every_response(&mut api);
+    one_retry_after(&mut api);
     api.extensions
         .get_or_insert_with(Default::default)
         .insert("webhooks".to_owned(), webhooks::webhooks());
@@ -88,8 +90,8 @@ fn bearer_auth() -> SecurityScheme {
     let mut http = Http::new(HttpAuthScheme::Bearer);
     http.description = Some(format!(
         "`Authorization: Bearer sk_live_…` (full key) or `rk_live_…` (read-only key). After {} wrong keys in a minute \
-         from one client address, every request from it answers 429 `rate_limited`, whatever its key, until \
-         `Retry-After` has passed.",
+         (by default; the operator's `SCEAU_KEY_FAILURES_PER_MINUTE`) from one client address, every request from it \
+         answers 429 `rate_limited`, whatever its key, until `Retry-After` has passed.",
         crate::rate_limit::KEY_FAILURES_PER_MINUTE
     ));
     SecurityScheme::Http(http)
@@ -165,6 +167,21 @@ fn request_id_on_every_response(api: &mut OpenApi) {
     }
     if let Some(components) = api.components.as_mut() {
         components.responses.values_mut().for_each(&mut add);
+    }
+}
+
+/// Every `Retry-After` the same: at least one second (a path attribute can only name its type).
+fn one_retry_after(api: &mut OpenApi) {
+    for item in api.paths.paths.values_mut() {
+        for operation in operations(item) {
+            for response in operation.responses.responses.values_mut() {
+                if let RefOr::T(response) = response {
+                    if let Some(header) = response.headers.get_mut("Retry-After") {
+                        *header = errors::retry_after();
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -209,6 +209,15 @@ fn error_responses_follow_the_rules() {
         set(&["rate_limited", "too_many_open_batches"])
     );
     assert_eq!(codes_at(&doc, "submitBatch", "409"), set(&["invalid_state", "batch_empty"]));
+    assert_eq!(codes_at(&doc, "cancelBatch", "409"), set(&["invalid_state"]));
+    assert_eq!(
+        codes_at(&doc, "uploadJourneyFile", "413"),
+        set(&["document_too_large", "payload_too_large"])
+    );
+    assert_eq!(codes_at(&doc, "submitJourney", "400"), set(&["invalid_request"]));
+    for id in ["depositDocument", "uploadJourneyFile", "createBatch", "submitBatch"] {
+        assert_eq!(codes_at(&doc, id, "503"), set(&["service_unavailable"]), "{id}");
+    }
     assert_eq!(
         codes_at(&doc, "uploadJourneyFile", "400"),
         set(&["invalid_request", "invalid_document"])
@@ -338,6 +347,12 @@ fn schemas_match_the_serialised_models() {
         items: Some(vec![item]),
     };
     check("Batch", serde_json::to_value(&batch).unwrap(), &["items"]);
+    let detail = &op(&doc, "getBatch")["responses"]["200"]["content"]["application/json"]["schema"];
+    assert_eq!(
+        detail["allOf"][1]["required"],
+        json!(["items"]),
+        "the detail read always has its items"
+    );
     let without_items = serde_json::to_value(Batch {
         items: None,
         ..batch.clone()
@@ -388,6 +403,42 @@ fn enums_list_every_wire_value() {
         schemas["AnomalyCode"]["enum"].as_array().map(Vec::len),
         Some(common::domain::AnomalyCode::ALL.len())
     );
+}
+
+/// The rules the path attributes cannot state are in the document: a deposit's back only for an
+/// identity document, the limit of a webhook URL, one second at least before a retry.
+#[test]
+fn rules_added_after_derivation() {
+    let doc = doc();
+    let deposit = &doc["components"]["schemas"]["DepositRequest"];
+    assert_eq!(deposit["if"]["properties"]["documentCategory"]["const"], "administratif");
+    assert_eq!(deposit["then"]["properties"]["documentVerso"]["type"], "null");
+    let url = &doc["components"]["schemas"]["CreateBatchRequest"]["properties"]["webhookUrl"];
+    assert_eq!(url["maxLength"], json!(notifier::destination::MAX_URL_CHARS));
+    let limited = &op(&doc, "journeyPage")["responses"]["429"]["headers"]["Retry-After"];
+    assert_eq!(limited["schema"]["minimum"], 1, "{limited}");
+}
+
+/// Each id's published pattern accepts the ids the service generates and refuses a malformed one.
+#[test]
+fn id_patterns_accept_generated_ids() {
+    use common::ids::*;
+    let doc = doc();
+    let now = chrono::Utc::now();
+    let generated = [
+        ("WorkflowId", WorkflowId::generate(now).to_string()),
+        ("ConsultationId", ConsultationId::generate(now).to_string()),
+        ("VerificationId", VerificationId::generate(now).to_string()),
+        ("BatchId", BatchId::generate(now).to_string()),
+        ("BatchItemId", BatchItemId::generate(now).to_string()),
+        ("EventId", EventId::generate(now).to_string()),
+    ];
+    for (name, id) in generated {
+        let schema = &doc["components"]["schemas"][name];
+        let validator = jsonschema::validator_for(schema).expect("a valid JSON Schema");
+        assert!(validator.is_valid(&json!(id)), "{name}: {id}");
+        assert!(!validator.is_valid(&json!(format!("{id}0"))), "{name}: one character too many");
+    }
 }
 
 /// The journey's session endpoints: no API key, the CSRF header on writes, a raw upload body in
