@@ -7,6 +7,8 @@
 //! ran since the last flush. A deposit thus costs one flush of the disk, as a bare write and
 //! `fdatasync` would, instead of two (the blob's and the log's); concurrent writers share one.
 //! Nothing is answered, and so nothing leaves the process, before its flush has succeeded.
+//! A group that changed no row has nothing to make durable and is answered without a flush:
+//! idle consumers polling the embedded queue do not flush the disk several times a second.
 
 use super::StoreError;
 use rusqlite::Connection;
@@ -53,13 +55,16 @@ impl FileSystem {
 }
 
 /// Runs until every sender is dropped: takes a job, then those already waiting (up to
-/// [`MAX_GROUP`]), flushes once and answers them all.
+/// [`MAX_GROUP`]), flushes once if any of them changed a row, and answers them all.
 pub(super) fn run(conn: Connection, file_system: FileSystem, jobs: mpsc::Receiver<WriteJob>) {
     run_with(conn, || file_system.flush(), jobs)
 }
 
 fn run_with(mut conn: Connection, mut flush: impl FnMut() -> Result<(), FlushError>, jobs: mpsc::Receiver<WriteJob>) {
     while let Ok(first) = jobs.recv() {
+        // Rows inserted, updated or deleted, triggers included, rolled-back ones too: a group
+        // that rolled back only is flushed for nothing, which is merely slower.
+        let changes_before = conn.total_changes();
         let mut completions = vec![first(&mut conn)];
         while completions.len() < MAX_GROUP {
             match jobs.try_recv() {
@@ -67,7 +72,7 @@ fn run_with(mut conn: Connection, mut flush: impl FnMut() -> Result<(), FlushErr
                 Err(_) => break,
             }
         }
-        let flushed = flush();
+        let flushed = if conn.total_changes() == changes_before { Ok(()) } else { flush() };
         if let Err(e) = &flushed {
             tracing::error!(error = %e, "the database's writes could not be flushed to disk");
         }
@@ -121,6 +126,45 @@ mod tests {
         let answers: Vec<_> = answers.try_iter().collect();
         assert_eq!(answers.len(), 10);
         assert!(answers.iter().all(|&(_, seen, ok)| seen == 1 && ok), "{answers:?}");
+        assert_eq!(*flushes.lock().expect("lock"), 1);
+    }
+
+    /// Transactions that change nothing (an idle consumer looking for a message) cost no flush;
+    /// the next one that changes a row is flushed as usual.
+    #[test]
+    fn a_group_that_changed_nothing_is_not_flushed() {
+        let flushes = Arc::new(Mutex::new(0u32));
+        let (jobs_tx, jobs_rx) = mpsc::channel::<WriteJob>();
+        let (answers_tx, answers) = mpsc::channel();
+        let looked = answers_tx.clone();
+        jobs_tx
+            .send(Box::new(move |conn: &mut Connection| -> Completion {
+                let found: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
+                conn.execute("DELETE FROM t WHERE n < 0", []).expect("delete nothing");
+                Box::new(move |flushed| looked.send((found, 0, flushed.is_ok())).expect("answer"))
+            }))
+            .expect("queue");
+        let counted = flushes.clone();
+        let worker = std::thread::spawn(move || {
+            run_with(
+                table(),
+                move || {
+                    *counted.lock().expect("lock") += 1;
+                    Ok(())
+                },
+                jobs_rx,
+            )
+        });
+        assert!(answers.recv().expect("answered").2, "a group that changed nothing is answered Ok");
+        assert_eq!(*flushes.lock().expect("lock"), 0, "nothing changed, nothing to flush");
+        jobs_tx.send(job(1, flushes.clone(), answers_tx)).expect("queue");
+        assert_eq!(
+            answers.recv().expect("answered"),
+            (1, 1, true),
+            "an insert is flushed before its answer"
+        );
+        drop(jobs_tx);
+        worker.join().expect("writer");
         assert_eq!(*flushes.lock().expect("lock"), 1);
     }
 
