@@ -225,6 +225,15 @@ pub struct NewItem {
 }
 
 /// Records a deposit after checking every limit; returns its position.
+/// The company's documents whose images are still held, for [`MAX_NON_PURGED_DOCUMENTS`]; read
+/// from the partial index `items_held`, so a deposit's cost does not grow with the company's
+/// history.
+const HELD_DOCUMENTS: &str = "SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL";
+
+/// The bytes of the company's documents waiting for or under analysis, for the volume limit;
+/// read from the partial index `items_waiting` alone.
+const WAITING_BYTES: &str = "SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')";
+
 pub fn deposit(
     tx: &Connection,
     company: &CompanyId,
@@ -240,15 +249,11 @@ pub fn deposit(
     if in_batch >= MAX_ITEMS_PER_BATCH {
         return Err(RepoError::BatchFull);
     }
-    let held: i64 = tx
-        .prepare_cached("SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL")?
-        .query_row([company.as_str()], |r| r.get(0))?;
+    let held: i64 = tx.prepare_cached(HELD_DOCUMENTS)?.query_row([company.as_str()], |r| r.get(0))?;
     if held >= MAX_NON_PURGED_DOCUMENTS {
         return Err(RepoError::DocumentQuota);
     }
-    let pending: i64 = tx
-        .prepare_cached("SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')")?
-        .query_row([company.as_str()], |r| r.get(0))?;
+    let pending: i64 = tx.prepare_cached(WAITING_BYTES)?.query_row([company.as_str()], |r| r.get(0))?;
     if (pending + item.bytes) as u64 > volume_limit {
         return Err(RepoError::VolumeQuota);
     }
@@ -650,6 +655,34 @@ mod tests {
         let id = ConsultationId::generate(now);
         assert!(settle_item(tx, item, ItemStatus::Succeeded, None, Some(&id), now)?);
         consultation_of(tx, company, id, Some(item), "image-blob", now)
+    }
+
+    /// The limits a deposit checks read indexes of the rows they count, not the company's rows.
+    #[tokio::test]
+    async fn the_deposit_limits_read_only_the_rows_they_count() {
+        let store = TempStore::new("deposit-plans");
+        let plans = store
+            .read(|c| {
+                [HELD_DOCUMENTS, WAITING_BYTES]
+                    .map(|sql| {
+                        let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+                        let rows = stmt.query_map(["CMP_X"], |r| r.get::<_, String>(3))?;
+                        rows.collect::<Result<Vec<_>, _>>()
+                    })
+                    .into_iter()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(RepoError::from)
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            plans[0],
+            ["SEARCH batch_items USING COVERING INDEX items_held (company_id=? AND images_released_at=?)"]
+        );
+        assert_eq!(
+            plans[1],
+            ["SEARCH batch_items USING COVERING INDEX items_waiting (company_id=? AND status=?)"]
+        );
     }
 
     #[tokio::test]

@@ -246,6 +246,13 @@ CREATE INDEX queue_owner_turns ON queue_messages(topic, owner, turn) WHERE owner
 ALTER TABLE batch_items ADD COLUMN request_id TEXT;
 ALTER TABLE webhook_events ADD COLUMN request_id TEXT;
 "#,
+    // A deposit checks two company-wide limits in its transaction: the documents whose images are
+    // still held and the bytes waiting for analysis. Each reads an index of only the rows it
+    // counts (see batches::deposit), where it scanned every document the company ever deposited.
+    r#"
+CREATE INDEX items_held ON batch_items(company_id, images_released_at) WHERE images_released_at IS NULL;
+CREATE INDEX items_waiting ON batch_items(company_id, status, bytes) WHERE status IN ('pending', 'processing');
+"#,
 ];
 
 /// Brings the schema up to date.
