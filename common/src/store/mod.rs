@@ -100,11 +100,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         migrations::apply(&mut conn)?;
         file_system.flush()?;
-        let (tx, rx) = mpsc::channel::<WriteJob>();
-        std::thread::Builder::new()
-            .name("sqlite-writer".into())
-            .spawn(move || writer::run(conn, file_system, rx))
-            .map_err(|e| StoreError::Task(e.to_string()))?;
+        let tx = writer::start(conn, file_system).map_err(|e| StoreError::Task(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 path: path.to_owned(),

@@ -3,21 +3,22 @@
 //! (a deposit's encrypted document), before any of them is answered.
 //!
 //! SQLite commits with `synchronous=NORMAL` (in WAL mode: consistent after a power cut, but the
-//! last commits may be lost), then the thread calls `syncfs` once for all the transactions it
-//! ran since the last flush. A deposit thus costs one flush of the disk, as a bare write and
-//! `fdatasync` would, instead of two (the blob's and the log's); concurrent writers share one.
-//! Nothing is answered, and so nothing leaves the process, before its flush has succeeded.
-//! A group that changed no row has nothing to make durable and is answered without a flush:
-//! idle consumers polling the embedded queue do not flush the disk several times a second.
+//! last commits may be lost), then a flusher thread calls `syncfs` once for all the transactions
+//! committed since its last flush. A deposit thus costs one flush of the disk, as a bare write
+//! and `fdatasync` would, instead of two (the blob's and the log's); concurrent writers share
+//! one. The writer does not wait for a flush: it commits the next transactions while the
+//! flusher makes the previous ones durable, so a flush (a quarter of a millisecond to a few)
+//! no longer holds every other write of the process behind it.
+//!
+//! Nothing is answered, and so nothing leaves the process, before every change committed up to
+//! its own transaction is on disk: a transaction that changed nothing (an idle consumer looking
+//! for a message) still waits for the changes it may have read, but costs no flush of its own.
 
 use super::StoreError;
 use rusqlite::Connection;
 use std::fs::File;
-use std::sync::mpsc;
-
-/// At most this many transactions wait for one flush: a burst does not delay its first answer
-/// behind an unbounded queue.
-const MAX_GROUP: usize = 64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 
 /// What a finished transaction does once its flush is known: answer its caller.
 pub(super) type Completion = Box<dyn FnOnce(Result<(), FlushError>) + Send>;
@@ -54,30 +55,82 @@ impl FileSystem {
     }
 }
 
-/// Runs until every sender is dropped: takes a job, then those already waiting (up to
-/// [`MAX_GROUP`]), flushes once if any of them changed a row, and answers them all.
-pub(super) fn run(conn: Connection, file_system: FileSystem, jobs: mpsc::Receiver<WriteJob>) {
-    run_with(conn, || file_system.flush(), jobs)
+/// Starts the writer and its flusher; the writer runs until every sender is dropped, then waits
+/// for the flusher to answer what it committed.
+pub(super) fn start(conn: Connection, file_system: FileSystem) -> std::io::Result<mpsc::Sender<WriteJob>> {
+    start_with(conn, move || file_system.flush()).map(|(jobs, _writer)| jobs)
 }
 
-fn run_with(mut conn: Connection, mut flush: impl FnMut() -> Result<(), FlushError>, jobs: mpsc::Receiver<WriteJob>) {
-    while let Ok(first) = jobs.recv() {
-        // Rows inserted, updated or deleted, triggers included, rolled-back ones too: a group
-        // that rolled back only is flushed for nothing, which is merely slower.
-        let changes_before = conn.total_changes();
-        let mut completions = vec![first(&mut conn)];
-        while completions.len() < MAX_GROUP {
-            match jobs.try_recv() {
-                Ok(job) => completions.push(job(&mut conn)),
-                Err(_) => break,
+fn start_with<F>(conn: Connection, flush: F) -> std::io::Result<(mpsc::Sender<WriteJob>, std::thread::JoinHandle<()>)>
+where
+    F: FnMut() -> Result<(), FlushError> + Send + 'static,
+{
+    let changed_through = Arc::new(AtomicU64::new(0));
+    let (to_flusher, committed) = mpsc::channel::<Committed>();
+    let through = changed_through.clone();
+    let flusher = std::thread::Builder::new()
+        .name("sqlite-flusher".into())
+        .spawn(move || flush_loop(flush, &through, committed))?;
+    let (jobs_tx, jobs) = mpsc::channel::<WriteJob>();
+    let writer = std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || {
+        write_loop(conn, &changed_through, &to_flusher, jobs);
+        drop(to_flusher);
+        let _ = flusher.join();
+    })?;
+    Ok((jobs_tx, writer))
+}
+
+/// A transaction committed (or rolled back), waiting for its answer: answered once the changes
+/// numbered up to `needs` are on disk.
+struct Committed {
+    needs: u64,
+    complete: Completion,
+}
+
+/// Runs each transaction as it comes and hands it to the flusher. Transactions that changed a
+/// row are numbered in commit order; `changed_through` is the last number given.
+fn write_loop(mut conn: Connection, changed_through: &AtomicU64, to_flusher: &mpsc::Sender<Committed>, jobs: mpsc::Receiver<WriteJob>) {
+    let mut changes = conn.total_changes();
+    let mut changed = 0u64;
+    while let Ok(job) = jobs.recv() {
+        let complete = job(&mut conn);
+        // Rows inserted, updated or deleted, triggers included, rolled-back ones too: a rolled
+        // back transaction may be flushed for nothing, which is merely slower.
+        if conn.total_changes() != changes {
+            changes = conn.total_changes();
+            changed += 1;
+            changed_through.store(changed, Ordering::Release);
+        }
+        if to_flusher.send(Committed { needs: changed, complete }).is_err() {
+            tracing::error!("the database's flusher stopped; writes are no longer answered");
+        }
+    }
+}
+
+/// Answers committed transactions: those whose changes are on disk at once, the others after
+/// one flush that covers them all.
+fn flush_loop(mut flush: impl FnMut() -> Result<(), FlushError>, changed_through: &AtomicU64, committed: mpsc::Receiver<Committed>) {
+    let mut durable = 0u64;
+    while let Ok(first) = committed.recv() {
+        let mut waiting = vec![first];
+        waiting.extend(committed.try_iter());
+        let mut failure = None;
+        if waiting.iter().any(|c| c.needs > durable) {
+            // Every change numbered up to `target` was committed before the flush starts.
+            let target = changed_through.load(Ordering::Acquire);
+            match flush() {
+                Ok(()) => durable = target,
+                Err(e) => {
+                    tracing::error!(error = %e, "the database's writes could not be flushed to disk");
+                    failure = Some(e);
+                }
             }
         }
-        let flushed = if conn.total_changes() == changes_before { Ok(()) } else { flush() };
-        if let Err(e) = &flushed {
-            tracing::error!(error = %e, "the database's writes could not be flushed to disk");
-        }
-        for complete in completions {
-            complete(flushed);
+        for Committed { needs, complete } in waiting {
+            match failure {
+                Some(e) if needs > durable => complete(Err(e)),
+                _ => complete(Ok(())),
+            }
         }
     }
 }
@@ -85,15 +138,49 @@ fn run_with(mut conn: Connection, mut flush: impl FnMut() -> Result<(), FlushErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
+    use std::time::Duration;
 
-    /// A job that inserts `n` and records, when answered, whether its flush had happened.
-    fn job(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<(i64, u32, bool)>) -> WriteJob {
+    /// What a test's transaction saw when it was answered.
+    #[derive(Debug, PartialEq)]
+    struct Answer {
+        n: i64,
+        /// Flushes finished when the answer came.
+        flushes: u32,
+        ok: bool,
+    }
+
+    /// A job that inserts `n` and reports, when answered, how many flushes had finished.
+    fn insert(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> WriteJob {
         Box::new(move |conn: &mut Connection| -> Completion {
             conn.execute("INSERT INTO t VALUES (?1)", [n]).expect("insert");
             Box::new(move |flushed| {
-                let seen = *flushes.lock().expect("lock");
-                answers.send((n, seen, flushed.is_ok())).expect("answer");
+                let flushes = *flushes.lock().expect("lock");
+                answers
+                    .send(Answer {
+                        n,
+                        flushes,
+                        ok: flushed.is_ok(),
+                    })
+                    .expect("answer");
+            })
+        })
+    }
+
+    /// A job that only reads, reporting like [`insert`].
+    fn look(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> WriteJob {
+        Box::new(move |conn: &mut Connection| -> Completion {
+            let _: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
+            conn.execute("DELETE FROM t WHERE n < 0", []).expect("delete nothing");
+            Box::new(move |flushed| {
+                let flushes = *flushes.lock().expect("lock");
+                answers
+                    .send(Answer {
+                        n,
+                        flushes,
+                        ok: flushed.is_ok(),
+                    })
+                    .expect("answer");
             })
         })
     }
@@ -104,84 +191,159 @@ mod tests {
         conn
     }
 
-    /// Ten writers waiting together share one flush, and none is answered before it.
-    #[test]
-    fn waiting_writes_share_one_flush_and_are_answered_after_it() {
-        let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs_tx, jobs_rx) = mpsc::channel();
-        let (answers_tx, answers) = mpsc::channel();
-        for n in 0..10 {
-            jobs_tx.send(job(n, flushes.clone(), answers_tx.clone())).expect("queue");
+    /// A flush that counts itself once done, after `pause`.
+    fn counted(flushes: &Arc<Mutex<u32>>, pause: Duration) -> impl FnMut() -> Result<(), FlushError> + Send + 'static {
+        let flushes = flushes.clone();
+        move || {
+            std::thread::sleep(pause);
+            *flushes.lock().expect("lock") += 1;
+            Ok(())
         }
-        drop(jobs_tx);
-        let counted = flushes.clone();
-        run_with(
-            table(),
-            move || {
-                *counted.lock().expect("lock") += 1;
-                Ok(())
-            },
-            jobs_rx,
-        );
-        let answers: Vec<_> = answers.try_iter().collect();
-        assert_eq!(answers.len(), 10);
-        assert!(answers.iter().all(|&(_, seen, ok)| seen == 1 && ok), "{answers:?}");
-        assert_eq!(*flushes.lock().expect("lock"), 1);
     }
 
-    /// Transactions that change nothing (an idle consumer looking for a message) cost no flush;
-    /// the next one that changes a row is flushed as usual.
+    fn answers_of(answers: &mpsc::Receiver<Answer>, n: usize) -> Vec<Answer> {
+        (0..n)
+            .map(|_| answers.recv_timeout(Duration::from_secs(10)).expect("answered"))
+            .collect()
+    }
+
+    /// Ten writers arriving together share the flushes (the first may go alone, the nine others
+    /// commit during its flush and share the next), and none is answered before a flush.
     #[test]
-    fn a_group_that_changed_nothing_is_not_flushed() {
+    fn waiting_writes_share_a_flush_and_are_answered_after_it() {
         let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs_tx, jobs_rx) = mpsc::channel::<WriteJob>();
+        let (jobs, writer) = start_with(table(), counted(&flushes, Duration::from_millis(50))).expect("start");
         let (answers_tx, answers) = mpsc::channel();
-        let looked = answers_tx.clone();
-        jobs_tx
-            .send(Box::new(move |conn: &mut Connection| -> Completion {
-                let found: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
-                conn.execute("DELETE FROM t WHERE n < 0", []).expect("delete nothing");
-                Box::new(move |flushed| looked.send((found, 0, flushed.is_ok())).expect("answer"))
-            }))
-            .expect("queue");
-        let counted = flushes.clone();
-        let worker = std::thread::spawn(move || {
-            run_with(
-                table(),
-                move || {
-                    *counted.lock().expect("lock") += 1;
-                    Ok(())
-                },
-                jobs_rx,
-            )
-        });
-        assert!(answers.recv().expect("answered").2, "a group that changed nothing is answered Ok");
-        assert_eq!(*flushes.lock().expect("lock"), 0, "nothing changed, nothing to flush");
-        jobs_tx.send(job(1, flushes.clone(), answers_tx)).expect("queue");
+        for n in 0..10 {
+            jobs.send(insert(n, flushes.clone(), answers_tx.clone())).expect("queue");
+        }
+        drop(jobs);
+        writer.join().expect("writer");
+        let answers = answers_of(&answers, 10);
+        assert!(answers.iter().all(|a| a.flushes >= 1 && a.ok), "{answers:?}");
+        assert!(*flushes.lock().expect("lock") <= 2, "ten writes, at most two flushes");
+    }
+
+    /// The writer commits while a flush is under way: a flush that cannot finish does not stop
+    /// the next transactions, which are answered only after a flush of their own.
+    #[test]
+    fn transactions_commit_while_a_flush_is_under_way() {
+        let (release_tx, release) = mpsc::channel::<()>();
+        let (started_tx, started) = mpsc::channel::<()>();
+        let flushes = Arc::new(Mutex::new(0u32));
+        let count = flushes.clone();
+        let (jobs, writer) = start_with(table(), move || {
+            started_tx.send(()).expect("started");
+            release.recv().expect("released");
+            *count.lock().expect("lock") += 1;
+            Ok(())
+        })
+        .expect("start");
+        let (answers_tx, answers) = mpsc::channel();
+        jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
+        started.recv_timeout(Duration::from_secs(10)).expect("the first flush began");
+        // The first flush is waiting to be released; the second transaction commits meanwhile.
+        let (seen_tx, seen) = mpsc::channel();
+        jobs.send(Box::new(move |conn: &mut Connection| -> Completion {
+            let rows: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
+            conn.execute("INSERT INTO t VALUES (2)", []).expect("insert");
+            seen_tx.send(rows).expect("seen");
+            let answers = answers_tx.clone();
+            let flushes = flushes.clone();
+            Box::new(move |flushed| {
+                let flushes = *flushes.lock().expect("lock");
+                answers
+                    .send(Answer {
+                        n: 2,
+                        flushes,
+                        ok: flushed.is_ok(),
+                    })
+                    .expect("answer");
+            })
+        }))
+        .expect("queue");
         assert_eq!(
-            answers.recv().expect("answered"),
-            (1, 1, true),
-            "an insert is flushed before its answer"
+            seen.recv_timeout(Duration::from_secs(10)),
+            Ok(1),
+            "committed during the first flush"
         );
-        drop(jobs_tx);
-        worker.join().expect("writer");
+        assert!(answers.try_recv().is_err(), "nothing is answered before its flush");
+        release_tx.send(()).expect("release");
+        assert_eq!(answers.recv_timeout(Duration::from_secs(10)).expect("first").n, 1);
+        assert!(
+            answers.try_recv().is_err(),
+            "the second waits for a flush that began after its commit"
+        );
+        release_tx.send(()).expect("release");
+        let second = answers.recv_timeout(Duration::from_secs(10)).expect("second");
+        assert_eq!(
+            second,
+            Answer {
+                n: 2,
+                flushes: 2,
+                ok: true
+            }
+        );
+        drop(jobs);
+        writer.join().expect("writer");
+    }
+
+    /// Transactions that change nothing cost no flush once what they read is on disk; the next
+    /// one that changes a row is flushed as usual.
+    #[test]
+    fn a_transaction_that_changed_nothing_is_not_flushed() {
+        let flushes = Arc::new(Mutex::new(0u32));
+        let (jobs, writer) = start_with(table(), counted(&flushes, Duration::ZERO)).expect("start");
+        let (answers_tx, answers) = mpsc::channel();
+        jobs.send(look(0, flushes.clone(), answers_tx.clone())).expect("queue");
+        assert_eq!(
+            answers_of(&answers, 1),
+            [Answer {
+                n: 0,
+                flushes: 0,
+                ok: true
+            }],
+            "nothing to flush"
+        );
+        jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
+        assert_eq!(
+            answers_of(&answers, 1),
+            [Answer {
+                n: 1,
+                flushes: 1,
+                ok: true
+            }],
+            "an insert is flushed first"
+        );
+        jobs.send(look(2, flushes.clone(), answers_tx)).expect("queue");
+        assert_eq!(
+            answers_of(&answers, 1),
+            [Answer {
+                n: 2,
+                flushes: 1,
+                ok: true
+            }],
+            "what it read is on disk"
+        );
+        drop(jobs);
+        writer.join().expect("writer");
         assert_eq!(*flushes.lock().expect("lock"), 1);
     }
 
     /// A failed flush is every waiting writer's failure: none is told its write is safe.
     #[test]
-    fn a_failed_flush_fails_every_write_of_its_group() {
+    fn a_failed_flush_fails_every_write_it_covered() {
         let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs_tx, jobs_rx) = mpsc::channel();
+        let (jobs, writer) = start_with(table(), || Err(FlushError(nix::errno::Errno::ENOSPC))).expect("start");
         let (answers_tx, answers) = mpsc::channel();
         for n in 0..3 {
-            jobs_tx.send(job(n, flushes.clone(), answers_tx.clone())).expect("queue");
+            jobs.send(insert(n, flushes.clone(), answers_tx.clone())).expect("queue");
         }
-        drop(jobs_tx);
-        run_with(table(), || Err(FlushError(nix::errno::Errno::ENOSPC)), jobs_rx);
-        let answers: Vec<_> = answers.try_iter().collect();
-        assert_eq!(answers.len(), 3);
-        assert!(answers.iter().all(|&(_, _, ok)| !ok));
+        jobs.send(look(3, flushes.clone(), answers_tx)).expect("queue");
+        drop(jobs);
+        writer.join().expect("writer");
+        let answers = answers_of(&answers, 4);
+        assert!(answers.iter().all(|a| !a.ok), "{answers:?}");
         let error = StoreError::from(FlushError(nix::errno::Errno::ENOSPC));
         assert!(error.is_out_of_space(), "a full disk at flush time is an outage (503), not a bug");
     }
