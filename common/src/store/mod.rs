@@ -130,6 +130,27 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
     {
+        self.queue_write(f)?.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// [`Store::write`] for code already on a blocking thread: waits here for the answer, so that
+    /// a request's task is woken once, when its blocking work and its write are both done.
+    pub fn write_here<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.queue_write(f)?.blocking_recv().map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Hands `f` to the writer; the answer comes once its transaction is flushed.
+    fn queue_write<T, E, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, E>>, StoreError>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
         let (done_tx, done_rx) = oneshot::channel();
         let job: WriteJob = Box::new(move |conn: &mut Connection| -> Completion {
             let result = run_transaction(conn, f);
@@ -139,7 +160,7 @@ impl Store {
         });
         let sent = self.inner.writer.lock().map_err(|_| StoreError::WriterGone)?.send(job);
         sent.map_err(|_| StoreError::WriterGone)?;
-        done_rx.await.map_err(|_| StoreError::WriterGone)?
+        Ok(done_rx)
     }
 
     /// Runs `f` on a read connection (WAL: it never blocks the writer).

@@ -212,36 +212,25 @@ pub async fn deposit(
         front: common::blobs::BlobStore::new_name(),
         back: verso.as_ref().map(|_| common::blobs::BlobStore::new_name()),
     };
-    let stored = store_documents(&state, &caller, &batch_id, category, (document, verso), &names).await;
-    let recorded = match stored {
-        Ok(files) => {
-            let new = NewItem {
-                id: item_id.clone(),
-                category,
-                external_ref,
-                agency_postal_code: postal.as_ref().map(|p| p.0.clone()),
-                agency_insee: postal.map(|p| p.1),
-                front_blob: names.front.clone(),
-                front_kind: files.front,
-                back_blob: names.back.clone(),
-                back_kind: files.back,
-                bytes: files.bytes as i64,
-                request_id,
-            };
-            let (company, limit) = (caller.company_id.clone(), state.volume_limit);
-            state
-                .store
-                .write(move |tx| batches::deposit(tx, &company, &batch_id, &new, limit, chrono::Utc::now()))
-                .await
-                .map_err(ApiError::from)
-        }
-        Err(e) => Err(e),
+    let blob_names: Vec<String> = std::iter::once(names.front.clone()).chain(names.back.clone()).collect();
+    let deposit = Deposit {
+        company: caller.company_id,
+        batch: batch_id,
+        category,
+        names,
+        item: ItemFacts {
+            id: item_id.clone(),
+            external_ref,
+            postal,
+            request_id,
+        },
+        volume_limit: state.volume_limit,
     };
-    match recorded {
+    match store_and_record(&state, deposit, (document, verso)).await {
         Ok(position) => Ok((StatusCode::CREATED, axum::Json(Deposited { id: item_id, position }))),
         Err(e) => {
             // A refusal before writing finds nothing to delete; one after leaves nothing behind.
-            for blob in std::iter::once(&names.front).chain(names.back.as_ref()) {
+            for blob in &blob_names {
                 if let Err(del) = state.blobs.delete(blob).await {
                     tracing::error!(error = %del, "cannot delete the file of a refused deposit");
                 }
@@ -258,44 +247,48 @@ struct FileNames {
     back: Option<String>,
 }
 
-/// The kinds and total size of the files a deposit stored.
-struct StoredFiles {
-    front: FileKind,
-    back: Option<FileKind>,
-    bytes: usize,
+/// What the request says of the document, recorded with it.
+struct ItemFacts {
+    id: BatchItemId,
+    external_ref: Option<String>,
+    /// The agency's postal code and its commune's INSEE code.
+    postal: Option<(String, String)>,
+    request_id: Option<common::telemetry::RequestId>,
 }
 
-/// Checks the batch, decodes and checks the documents, then seals and writes them, flushed by
-/// the deposit's transaction. Images and TIFFs go through all of it in one blocking hop; a PDF
-/// has its pages counted in the sandbox between decoding and writing.
-async fn store_documents(
-    state: &AppState,
-    caller: &Caller,
-    batch: &BatchId,
+/// A deposit on its way to the store: its place, its files' names and what it says.
+struct Deposit {
+    company: common::ids::CompanyId,
+    batch: BatchId,
     category: DocumentCategory,
-    (document, verso): (BodyText, Option<BodyText>),
-    names: &FileNames,
-) -> Result<StoredFiles, ApiError> {
+    names: FileNames,
+    item: ItemFacts,
+    volume_limit: u64,
+}
+
+/// Checks the batch, decodes and checks the documents, seals and writes them, then records the
+/// deposit, whose flush makes files and row durable together. Images and TIFFs go through all
+/// of it in one blocking hop, so the request's task is woken once; a PDF has its pages counted
+/// in the sandbox between decoding and writing. Returns the document's position in the batch.
+async fn store_and_record(state: &AppState, deposit: Deposit, (document, verso): (BodyText, Option<BodyText>)) -> Result<u32, ApiError> {
     let (store, blobs) = (state.store.clone(), state.blobs.clone());
-    let (company, batch) = (caller.company_id.clone(), batch.clone());
-    let (front_name, back_name, context) = (names.front.clone(), names.back.clone(), names.context.clone());
     let decoded = tokio::task::spawn_blocking(move || {
-        store.read_here(|c| batches::check_can_deposit(c, &company, &batch, category, chrono::Utc::now()))?;
+        let (company, batch, category) = (&deposit.company, &deposit.batch, deposit.category);
+        store.read_here(|c| batches::check_can_deposit(c, company, batch, category, chrono::Utc::now()))?;
         let front = check_file("document", document.as_str(), category)?;
         drop(document);
         let back = verso.map(|v| check_file("documentVerso", v.as_str(), category)).transpose()?;
         if front.kind == FileKind::Pdf || back.as_ref().is_some_and(|b| b.kind == FileKind::Pdf) {
-            return Ok(Err((front, back)));
+            return Ok(Err((deposit, front, back)));
         }
         count_pages_here("document", &front)?;
         back.as_ref().map(|b| count_pages_here("documentVerso", b)).transpose()?;
-        let files = (front_name.as_str(), front);
-        write_files(&blobs, &store, &context, files, back_name.as_deref().zip(back)).map(Ok)
+        write_and_record(&blobs, &store, deposit, front, back).map(Ok)
     })
     .await
     .map_err(|e| ApiError::internal("deposit decoding", e))??;
-    let (front, back) = match decoded {
-        Ok(stored) => return Ok(stored),
+    let (deposit, front, back) = match decoded {
+        Ok(position) => return Ok(position),
         Err(to_count) => to_count,
     };
     check_pages(state, "document", &front).await?;
@@ -303,13 +296,9 @@ async fn store_documents(
         check_pages(state, "documentVerso", back).await?;
     }
     let (store, blobs) = (state.store.clone(), state.blobs.clone());
-    let (front_name, back_name, context) = (names.front.clone(), names.back.clone(), names.context.clone());
-    tokio::task::spawn_blocking(move || {
-        let files = (front_name.as_str(), front);
-        write_files(&blobs, &store, &context, files, back_name.as_deref().zip(back))
-    })
-    .await
-    .map_err(|e| ApiError::internal("deposit blob", e))?
+    tokio::task::spawn_blocking(move || write_and_record(&blobs, &store, deposit, front, back))
+        .await
+        .map_err(|e| ApiError::internal("deposit blob", e))?
 }
 
 /// [`check_pages`] for what is counted in this process: an image is one page when its header
@@ -318,25 +307,45 @@ fn count_pages_here(field: &'static str, file: &CheckedFile) -> Result<(), ApiEr
     pages_answer(field, document::page_count(file.kind, &file.bytes))
 }
 
-/// Seals and writes the files; the deposit's transaction flushes them.
-fn write_files(
+/// Seals and writes the files, then records the deposit in one transaction that re-checks every
+/// limit; its flush makes the files durable too. On a refusal the caller deletes the files.
+fn write_and_record(
     blobs: &common::blobs::BlobStore,
     store: &common::store::Store,
-    context: &str,
-    front: (&str, CheckedFile),
-    back: Option<(&str, CheckedFile)>,
-) -> Result<StoredFiles, ApiError> {
-    let stored = StoredFiles {
-        front: front.1.kind,
-        back: back.as_ref().map(|b| b.1.kind),
-        bytes: front.1.bytes.len() + back.as_ref().map_or(0, |b| b.1.bytes.len()),
+    deposit: Deposit,
+    front: CheckedFile,
+    back: Option<CheckedFile>,
+) -> Result<u32, ApiError> {
+    let Deposit {
+        company,
+        batch,
+        category,
+        names,
+        item,
+        volume_limit,
+    } = deposit;
+    let new = NewItem {
+        id: item.id,
+        category,
+        external_ref: item.external_ref,
+        agency_postal_code: item.postal.as_ref().map(|p| p.0.clone()),
+        agency_insee: item.postal.map(|p| p.1),
+        front_blob: names.front.clone(),
+        front_kind: front.kind,
+        back_blob: names.back.clone(),
+        back_kind: back.as_ref().map(|b| b.kind),
+        bytes: (front.bytes.len() + back.as_ref().map_or(0, |b| b.bytes.len())) as i64,
+        request_id: item.request_id,
     };
-    for (name, file) in std::iter::once(front).chain(back) {
+    let files = std::iter::once((names.front.as_str(), front)).chain(names.back.as_deref().zip(back));
+    for (name, file) in files {
         blobs
-            .put_then_record_here(store, name, context, file.bytes)
+            .put_then_record_here(store, name, &names.context, file.bytes)
             .map_err(|e| ApiError::blob("deposit blob", e))?;
     }
-    Ok(stored)
+    store
+        .write_here(move |tx| batches::deposit(tx, &company, &batch, &new, volume_limit, chrono::Utc::now()))
+        .map_err(ApiError::from)
 }
 
 #[cfg(test)]
