@@ -150,20 +150,25 @@ mod tests {
         ok: bool,
     }
 
+    /// The completion of test transaction `n`: sends its [`Answer`].
+    fn reporter(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> Completion {
+        Box::new(move |flushed| {
+            let flushes = *flushes.lock().expect("lock");
+            answers
+                .send(Answer {
+                    n,
+                    flushes,
+                    ok: flushed.is_ok(),
+                })
+                .expect("answer");
+        })
+    }
+
     /// A job that inserts `n` and reports, when answered, how many flushes had finished.
     fn insert(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> WriteJob {
         Box::new(move |conn: &mut Connection| -> Completion {
             conn.execute("INSERT INTO t VALUES (?1)", [n]).expect("insert");
-            Box::new(move |flushed| {
-                let flushes = *flushes.lock().expect("lock");
-                answers
-                    .send(Answer {
-                        n,
-                        flushes,
-                        ok: flushed.is_ok(),
-                    })
-                    .expect("answer");
-            })
+            reporter(n, flushes, answers)
         })
     }
 
@@ -172,16 +177,7 @@ mod tests {
         Box::new(move |conn: &mut Connection| -> Completion {
             let _: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
             conn.execute("DELETE FROM t WHERE n < 0", []).expect("delete nothing");
-            Box::new(move |flushed| {
-                let flushes = *flushes.lock().expect("lock");
-                answers
-                    .send(Answer {
-                        n,
-                        flushes,
-                        ok: flushed.is_ok(),
-                    })
-                    .expect("answer");
-            })
+            reporter(n, flushes, answers)
         })
     }
 
@@ -248,18 +244,7 @@ mod tests {
             let rows: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
             conn.execute("INSERT INTO t VALUES (2)", []).expect("insert");
             seen_tx.send(rows).expect("seen");
-            let answers = answers_tx.clone();
-            let flushes = flushes.clone();
-            Box::new(move |flushed| {
-                let flushes = *flushes.lock().expect("lock");
-                answers
-                    .send(Answer {
-                        n: 2,
-                        flushes,
-                        ok: flushed.is_ok(),
-                    })
-                    .expect("answer");
-            })
+            reporter(2, flushes.clone(), answers_tx.clone())
         }))
         .expect("queue");
         assert_eq!(
