@@ -6,6 +6,7 @@ pub mod config;
 pub mod crypto;
 pub mod deadlines;
 pub mod document;
+pub mod membership;
 pub mod messages;
 pub mod pdf_prescan;
 pub mod private_fs;
@@ -18,4 +19,4 @@ pub mod telemetry;
 pub mod test_fixtures;
 
 pub use ::domain::vocabulary as domain;
-pub use ::domain::{analysis, batch, catalogue, decision, file_kind, ids, journey, model, postal, time, webhook};
+pub use ::domain::{analysis, batch, catalogue, decision, file_kind, ids, journey, model, postal, team, time, webhook};

@@ -184,6 +184,14 @@ id_type!(
     BatchItemId, "batch item", "^BTI-[0-9a-f]{8}-[0-9a-f]{8}$", |s| pair_shape(s, "BTI"), |_| pair("BTI")
 );
 id_type!(
+    /// `MBR-<yyyymmdd>-<12 hex>`: a member of a client company's team (portal user).
+    MemberId, "member", "^MBR-[0-9]{8}-[0-9a-f]{12}$", |s| dated_shape(s, "MBR"), |now| dated("MBR", now)
+);
+id_type!(
+    /// `SES-<8 hex>-<8 hex>`: a portal session as its member sees it in their list (never its secret).
+    PortalSessionId, "portal session", "^SES-[0-9a-f]{8}-[0-9a-f]{8}$", |s| pair_shape(s, "SES"), |_| pair("SES")
+);
+id_type!(
     /// `evt_<26 chars>`: a webhook event, kept across retries for deduplication.
     EventId, "event", "^evt_[A-Za-z0-9]{26}$",
     |s| s.strip_prefix("evt_").is_some_and(|r| r.len() == 26 && r.bytes().all(|b| b.is_ascii_alphanumeric())),

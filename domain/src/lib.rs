@@ -12,6 +12,7 @@ pub mod ids;
 pub mod journey;
 pub mod model;
 pub mod postal;
+pub mod team;
 pub mod time;
 pub mod vocabulary;
 pub mod webhook;

@@ -65,6 +65,8 @@ pub struct Company {
     pub licence: Licence,
     pub ai_enabled: bool,
     pub retention_days: u32,
+    /// Every member of the portal team must sign in with a second factor.
+    pub two_factor_required: bool,
     #[serde(with = "crate::time::serde_millis")]
     pub created_at: DateTime<Utc>,
 }

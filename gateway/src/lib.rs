@@ -15,6 +15,7 @@ pub mod metrics_listener;
 pub mod middleware;
 pub mod openapi;
 pub mod ops;
+pub mod portal;
 pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
@@ -36,6 +37,7 @@ pub fn app(state: AppState) -> axum::Router {
     // Inside the common layers, so a timed-out request still carries its request id.
     let (routes, _) = routes::router().split_for_parts();
     let routes = routes
+        .merge(portal::router(state.clone()))
         .with_state(state)
         .layer(RequestBodyTimeoutLayer::new(server::BODY_IDLE_TIMEOUT))
         .layer(TimeoutLayer::with_status_code(

@@ -1,4 +1,5 @@
-//! `sceau admin audit --company ID`: image downloads with key prefix, IP and time.
+//! `sceau admin audit --company ID`: the company's audit log, newest first: who (member, key
+//! prefix or operator), what, from which IP and when.
 
 use super::{id_arg, Ctx};
 use crate::output;
@@ -17,6 +18,10 @@ pub struct Args {
 
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let Args { company, limit } = args;
-    let entries = ctx.store.read(move |c| audit::list(c, &company, limit)).await?;
+    let entries = ctx
+        .store
+        .read(move |c| audit::list(c, &company, &audit::Filter::default(), limit))
+        .await?;
+    let entries: Vec<audit::AuditEntry> = entries.into_iter().map(|(_, entry)| entry).collect();
     Ok(output::print(ctx.json, &json!({ "data": entries })))
 }

@@ -7,6 +7,7 @@ mod company;
 mod key;
 mod review;
 mod usage;
+mod user;
 mod webhook;
 mod workflow;
 
@@ -44,6 +45,8 @@ enum AdminCommand {
     Audit(audit::Args),
     /// Webhook events: list, dead letters, replay.
     Webhook(webhook::Args),
+    /// Members of a company's portal team: invite, list, disable.
+    User(user::Args),
 }
 
 /// What every command gets.
@@ -81,6 +84,7 @@ pub async fn run(config: Config, args: AdminArgs) -> ExitCode {
         AdminCommand::Usage(a) => usage::run(&ctx, a).await,
         AdminCommand::Audit(a) => audit::run(&ctx, a).await,
         AdminCommand::Webhook(a) => webhook::run(&ctx, a).await,
+        AdminCommand::User(a) => user::run(&ctx, a).await,
     };
     result.unwrap_or_else(|e| output::fail(&describe(&e)))
 }

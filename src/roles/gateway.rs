@@ -40,11 +40,16 @@ pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>
         .install_recorder()
         .map_err(|e| anyhow::anyhow!("cannot install the metrics recorder: {e}"))?;
     let outbox_wake = Arc::new(Notify::new());
+    let public_base = config.public_base(bound);
+    let recorded = public_base.clone();
+    store
+        .write(move |tx| common::store::settings::set(tx, common::store::settings::PUBLIC_BASE, &recorded))
+        .await?;
     let state = AppState {
         store: store.clone(),
         blobs: backends.blobs.clone(),
         keys: backends.keys.clone(),
-        public_base: config.public_base(bound),
+        public_base,
         volume_limit: config.volume_limit_bytes,
         batch_window: config.batch_window,
         webhook_allow_hosts: Arc::new(config.webhook_allow_hosts.clone()),

@@ -93,6 +93,22 @@ impl Drop for Driver {
     }
 }
 
+/// The screen a test browses on: a phone (the journey) or a desktop (the portal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Phone,
+    Desktop,
+}
+
+impl Screen {
+    fn window_size(self) -> String {
+        match self {
+            Screen::Phone => "--window-size=412,915".into(),
+            Screen::Desktop => "--window-size=1280,1000".into(),
+        }
+    }
+}
+
 /// A browser session. Fields drop in order: the client, then the driver, then the profile dir.
 pub struct Browser {
     pub client: Client,
@@ -106,6 +122,11 @@ impl Browser {
     /// Headless Chromium in a phone-sized window whose `Accept-Language` is `lang`; screenshots go
     /// to `test-artifacts/browser/<mode>/<test>/` (emptied first).
     pub async fn start(test: &str, mode: Mode, lang: &str) -> Browser {
+        Self::start_with(test, mode, lang, Screen::Phone).await
+    }
+
+    /// The same, on a screen of `screen`'s size.
+    pub async fn start_with(test: &str, mode: Mode, lang: &str, screen: Screen) -> Browser {
         let mode = match mode {
             Mode::Embedded => "embedded",
             Mode::Distributed => "distributed",
@@ -119,7 +140,7 @@ impl Browser {
         let profile = TempDir::new("chromium");
         let driver = Driver::start(&shots.join("chromedriver.log")).await;
         let primary = lang.split('-').next().unwrap_or(lang);
-        let capabilities = json!({
+        let mut capabilities = json!({
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": CHROMIUM,
@@ -129,15 +150,18 @@ impl Browser {
                     "--disable-gpu",
                     "--disable-background-networking",
                     "--disable-dev-shm-usage",
-                    "--window-size=412,915",
+                    screen.window_size(),
                     format!("--lang={lang}"),
                     format!("--user-data-dir={}", profile.0.display()),
                 ],
                 "prefs": { "intl.accept_languages": format!("{lang},{primary}") },
-                // The window alone cannot be made narrower than 500 px: a phone's viewport, touch and all.
-                "mobileEmulation": { "deviceMetrics": { "width": 412, "height": 915, "pixelRatio": 1.0, "touch": true, "mobile": true } },
             },
         });
+        if screen == Screen::Phone {
+            // The window alone cannot be made narrower than 500 px: a phone's viewport, touch and all.
+            capabilities["goog:chromeOptions"]["mobileEmulation"] =
+                json!({ "deviceMetrics": { "width": 412, "height": 915, "pixelRatio": 1.0, "touch": true, "mobile": true } });
+        }
         let Value::Object(capabilities) = capabilities else {
             unreachable!()
         };
@@ -263,6 +287,55 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// The element with this `data-testid` (the portal's test hooks).
+    pub async fn testid(&self, id: &str) -> fantoccini::elements::Element {
+        self.css(&format!("[data-testid='{id}']")).await
+    }
+
+    /// The first element matching `css`.
+    pub async fn css(&self, css: &str) -> fantoccini::elements::Element {
+        self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"))
+    }
+
+    /// How many elements match `css`.
+    pub async fn count(&self, css: &str) -> usize {
+        self.client.find_all(Locator::Css(css)).await.map_or(0, |all| all.len())
+    }
+
+    /// The visible text of the element with this `data-testid`.
+    pub async fn testid_text(&self, id: &str) -> String {
+        self.testid(id).await.text().await.unwrap_or_else(|e| panic!("text of {id}: {e}"))
+    }
+
+    /// Types `text` into the field matching `css`, after clearing it.
+    pub async fn fill(&self, css: &str, text: &str) {
+        let field = self.css(css).await;
+        field.clear().await.unwrap_or_else(|e| panic!("clear {css}: {e}"));
+        field.send_keys(text).await.unwrap_or_else(|e| panic!("type into {css}: {e}"));
+    }
+
+    /// Clicks the element matching `css` and waits for the page it leads to.
+    pub async fn click_css(&self, css: &str) {
+        // The old document is marked, so the wait below ends on the new one, not before it.
+        self.client.execute("window.__leaving = true", vec![]).await.expect("mark the page");
+        self.css(css).await.click().await.unwrap_or_else(|e| panic!("click {css}: {e}"));
+        self.wait(Duration::from_secs(10), "the next page to load", || async {
+            let ready = self
+                .client
+                .execute("return window.__leaving !== true && document.readyState === 'complete'", vec![])
+                .await
+                .ok()?;
+            (ready == json!(true)).then_some(())
+        })
+        .await;
+    }
+
+    /// The path of the current page.
+    pub async fn path(&self) -> String {
+        let url = self.client.current_url().await.expect("current url");
+        url.path().to_owned()
     }
 
     /// Ends the WebDriver session cleanly (the driver and its processes go on drop).

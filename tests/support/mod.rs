@@ -5,6 +5,7 @@
 
 pub mod browser;
 pub mod journey;
+pub mod portal;
 pub mod receiver;
 
 use serde_json::{json, Value};

@@ -21,7 +21,7 @@ pub struct Created {
     pub webhook_secret: String,
 }
 
-const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at";
+const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at, two_factor_required";
 
 /// A company as SQLite holds it, before its columns are checked.
 struct CompanyRow {
@@ -31,6 +31,7 @@ struct CompanyRow {
     ai_enabled: bool,
     retention_days: u32,
     created_at: String,
+    two_factor_required: bool,
 }
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
@@ -41,6 +42,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
         ai_enabled: r.get(3)?,
         retention_days: r.get(4)?,
         created_at: r.get(5)?,
+        two_factor_required: r.get(6)?,
     })
 }
 
@@ -51,6 +53,7 @@ fn build(row: CompanyRow) -> Result<Company, RepoError> {
         licence: stored(&row.licence)?,
         ai_enabled: row.ai_enabled,
         retention_days: row.retention_days,
+        two_factor_required: row.two_factor_required,
         created_at: stored_time(&row.created_at)?,
     })
 }
@@ -136,6 +139,16 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
         }
         tx.execute("UPDATE companies SET retention_days = ?2 WHERE id = ?1", params![id.as_str(), days])?;
     }
+    get(tx, id)
+}
+
+/// Requires (or not) a second factor of every member of the company's portal team.
+pub fn set_two_factor_required(tx: &Connection, id: &CompanyId, required: bool) -> Result<Company, RepoError> {
+    get(tx, id)?;
+    tx.execute(
+        "UPDATE companies SET two_factor_required = ?2 WHERE id = ?1",
+        params![id.as_str(), required],
+    )?;
     get(tx, id)
 }
 

@@ -253,6 +253,61 @@ ALTER TABLE webhook_events ADD COLUMN request_id TEXT;
 CREATE INDEX items_held ON batch_items(company_id, images_released_at) WHERE images_released_at IS NULL;
 CREATE INDEX items_waiting ON batch_items(company_id, status, bytes) WHERE status IN ('pending', 'processing');
 "#,
+    // The portal (PORTAL.md): a company's members, their invitations and sessions (secrets only as
+    // hashes), the sign-in throttle, who settled a review and why, and who did what in the audit log.
+    r#"
+CREATE TABLE members (
+    id TEXT PRIMARY KEY,
+    company_id TEXT NOT NULL REFERENCES companies(id),
+    email TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    password_hash TEXT,
+    lang TEXT,
+    totp_secret_sealed BLOB,
+    totp_last_step INTEGER,
+    recovery_codes TEXT,
+    disabled_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX members_by_company ON members(company_id, created_at);
+CREATE TABLE invitations (
+    token_hash BLOB PRIMARY KEY,
+    member_id TEXT NOT NULL REFERENCES members(id),
+    company_id TEXT NOT NULL REFERENCES companies(id),
+    invited_by TEXT,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+CREATE INDEX invitations_by_member ON invitations(member_id);
+CREATE TABLE portal_sessions (
+    token_hash BLOB PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    member_id TEXT NOT NULL REFERENCES members(id),
+    company_id TEXT NOT NULL REFERENCES companies(id),
+    csrf_token TEXT NOT NULL,
+    second_factor_due INTEGER NOT NULL,
+    ip TEXT,
+    user_agent TEXT,
+    created_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL,
+    ended_at TEXT
+);
+CREATE INDEX portal_sessions_by_member ON portal_sessions(member_id) WHERE ended_at IS NULL;
+CREATE TABLE sign_in_failures (
+    scope TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    locked_until TEXT,
+    last_failure_at TEXT NOT NULL
+);
+ALTER TABLE companies ADD COLUMN two_factor_required INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE consultations ADD COLUMN reviewed_by TEXT;
+ALTER TABLE consultations ADD COLUMN review_comment TEXT;
+ALTER TABLE audit_log ADD COLUMN member_id TEXT;
+ALTER TABLE audit_log ADD COLUMN actor_email TEXT;
+CREATE INDEX reviews_pending ON consultations(company_id, seq) WHERE review_status = 'pending';
+CREATE INDEX consultations_by_day ON consultations(company_id, created_at, verdict);
+"#,
 ];
 
 /// Brings the schema up to date.

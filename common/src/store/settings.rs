@@ -5,6 +5,9 @@ use super::error::RepoError;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub const DRAIN: &str = "drain";
+/// The base URL the gateway serves links under, recorded at its start, so operator commands
+/// (invitation links) print the address the service really answers on.
+pub const PUBLIC_BASE: &str = "public_base";
 
 pub fn get(c: &Connection, key: &str) -> Result<Option<String>, RepoError> {
     Ok(c.query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0))

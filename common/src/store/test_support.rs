@@ -155,3 +155,19 @@ pub fn allow_inserts(tx: &rusqlite::Connection, table: &str) -> Result<(), super
     tx.execute_batch(&format!("DROP TRIGGER refuse_{table};"))?;
     Ok(())
 }
+
+/// A migrated database in memory, for tests of what runs inside one transaction.
+pub fn memory() -> rusqlite::Connection {
+    let mut conn = rusqlite::Connection::open_in_memory().expect("open an in-memory database");
+    super::migrations::apply(&mut conn).expect("migrate");
+    conn
+}
+
+/// A company with the group licence, in `c`.
+pub fn company(c: &rusqlite::Connection) -> crate::ids::CompanyId {
+    let keys = crate::crypto::envelope::MasterKeys::ephemeral();
+    super::companies::create(c, "Acme", crate::domain::Licence::Group, &keys, chrono::Utc::now())
+        .expect("create a company")
+        .company
+        .id
+}

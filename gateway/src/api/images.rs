@@ -12,6 +12,7 @@ use common::domain::ImageSide;
 use common::ids::ConsultationId;
 use common::store::audit;
 use common::store::consultations::{self, ImageRef};
+use common::team::AuditAction;
 
 crate::openapi::errors::errors!(DownloadErrors: Read + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
 
@@ -77,10 +78,12 @@ pub async fn download(
         .get(&blob, &context)
         .await
         .map_err(|e| ApiError::internal("image blob", e))?;
-    let entry = audit::entry(
-        "image.download",
-        &format!("{id}/{side}"),
-        Some(&caller.key_prefix),
+    let entry = audit::AuditEntry::new(
+        AuditAction::ImageDownloaded,
+        format!("{id}/{side}"),
+        &audit::Actor::ApiKey {
+            prefix: caller.key_prefix.clone(),
+        },
         client.for_audit(),
         chrono::Utc::now(),
     );

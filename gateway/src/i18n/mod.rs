@@ -6,6 +6,7 @@
 pub mod authenticity;
 pub mod journey;
 pub mod labels;
+pub mod portal;
 
 use axum::http::{header, HeaderMap};
 

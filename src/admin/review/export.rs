@@ -10,6 +10,7 @@ use common::domain::ImageSide;
 use common::ids::{CompanyId, ConsultationId};
 use common::store::consultations::{self, ImageRef};
 use common::store::{audit, RepoError};
+use common::team::AuditAction;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -167,7 +168,13 @@ async fn record_export(ctx: &Ctx, company: &CompanyId, id: &ConsultationId, read
     let entries: Vec<audit::AuditEntry> = ready
         .iter()
         .filter_map(|slot| match slot {
-            Ready::File { side, .. } => Some(audit::entry("image.export", &format!("{id}/{side}"), None, None, now)),
+            Ready::File { side, .. } => Some(audit::AuditEntry::new(
+                AuditAction::ImageExported,
+                format!("{id}/{side}"),
+                &audit::Actor::Operator,
+                None,
+                now,
+            )),
             _ => None,
         })
         .collect();

@@ -1,0 +1,371 @@
+//! The member's own account: password change (their other sessions end), active sessions with
+//! revoke, two-factor enrolment (TOTP with QR code and recovery codes shown once) and removal,
+//! and the portal's language.
+
+use super::cookies::Cookie;
+use super::error::{PortalError, PortalResult};
+use super::form::Form;
+use super::invitation::password_problem;
+use super::layout::{self, Notice};
+use super::signed::Signed;
+use crate::i18n::labels;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use base64::Engine;
+use common::crypto::password::{self, Password};
+use common::crypto::{recovery_codes, totp};
+use common::ids::PortalSessionId;
+use common::membership;
+use common::store::{audit, members, portal_sessions, RepoError};
+use common::team::AuditAction;
+use maud::{html, Markup, PreEscaped};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct Flash {
+    flash: Option<String>,
+}
+
+/// `GET /portal/account`.
+pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
+    let t = signed.lang.portal();
+    let notice = match q.flash.as_deref() {
+        Some("password") => Some(Notice::Ok(t.password_changed)),
+        Some("revoked") => Some(Notice::Ok(t.session_revoked)),
+        Some("two_factor_off") => Some(Notice::Ok(t.two_factor_disabled)),
+        _ => None,
+    };
+    render(&state, &signed, notice, StatusCode::OK).await
+}
+
+async fn render(state: &AppState, signed: &Signed, notice: Option<Notice<'_>>, status: StatusCode) -> PortalResult<Response> {
+    let (lang, t) = (signed.lang, signed.lang.portal());
+    let (member, now) = (signed.member().id.clone(), chrono::Utc::now());
+    let sessions = state.store.read(move |c| portal_sessions::list(c, &member, now)).await?;
+    let csrf = &signed.session.csrf_token;
+    let body = html! {
+        @if signed.must_enrol() {
+            p.flash.error role="alert" { (t.two_factor_required) " " a href="/portal/account/two-factor" { (t.two_factor_enrol) } }
+        }
+        h2 { (t.change_password) }
+        form method="post" action="/portal/account/password" data-testid="password-form" {
+            input type="hidden" name="csrf" value=(csrf);
+            label for="currentPassword" { (t.current_password) }
+            input #currentPassword type="password" name="currentPassword" autocomplete="current-password" required;
+            label for="password" { (t.new_password) }
+            input #password type="password" name="password" autocomplete="new-password" minlength="12" required aria-describedby="password-rule";
+            p.hint #password-rule { (t.password_rule) }
+            label for="passwordConfirm" { (t.password_confirm) }
+            input #passwordConfirm type="password" name="passwordConfirm" autocomplete="new-password" minlength="12" required;
+            button type="submit" { (t.save) }
+        }
+        h2 { (t.two_factor) }
+        @if signed.member().two_factor {
+            p data-testid="two-factor-state" { (t.two_factor_on) }
+            @if signed.company.two_factor_required {
+                p.muted { (t.two_factor_mandatory) }
+            } @else {
+                form method="post" action="/portal/account/two-factor/disable" {
+                    input type="hidden" name="csrf" value=(csrf);
+                    label for="disablePassword" { (t.current_password) }
+                    input #disablePassword type="password" name="currentPassword" autocomplete="current-password" required;
+                    button.danger type="submit" { (t.two_factor_disable) }
+                }
+            }
+        } @else {
+            p data-testid="two-factor-state" { (t.two_factor_off) }
+            p { a.button href="/portal/account/two-factor" data-testid="two-factor-enrol" { (t.two_factor_enrol) } }
+        }
+        h2 { (t.language) }
+        form method="post" action="/portal/account/language" {
+            input type="hidden" name="csrf" value=(csrf);
+            label for="lang" { (t.language) }
+            select #lang name="lang" {
+                option value="fr" selected[lang.code() == "fr"] { "Français" }
+                option value="en" selected[lang.code() == "en"] { "English" }
+            }
+            button type="submit" { (t.save) }
+        }
+        h2 { (t.sessions) }
+        table {
+            thead { tr { th scope="col" { (t.started) } th scope="col" { (t.last_seen) } th scope="col" { (t.address) } th scope="col" { (t.browser) } th {} } }
+            tbody {
+                @for s in &sessions {
+                    tr data-testid="session-row" {
+                        td { (labels::date(s.created_at, lang)) }
+                        td { (labels::date(s.last_seen_at, lang)) }
+                        td { (s.ip.as_deref().unwrap_or("—")) }
+                        td { (s.user_agent.as_deref().unwrap_or("—")) }
+                        td {
+                            @if s.id == signed.session.id {
+                                span.muted { (t.this_session) }
+                            } @else {
+                                form method="post" action=(format!("/portal/account/sessions/{}/revoke", s.id)) {
+                                    input type="hidden" name="csrf" value=(csrf);
+                                    button.secondary type="submit" data-testid="session-revoke" { (t.revoke) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(layout::with_status(
+        layout::page(signed, "/portal/account", t.account_title, notice, body),
+        status,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangePassword {
+    csrf: String,
+    current_password: String,
+    password: String,
+    password_confirm: String,
+}
+
+/// Whether `candidate` is the member's current password (argon2 off the async threads).
+async fn is_current_password(state: &AppState, signed: &Signed, candidate: String) -> PortalResult<bool> {
+    let id = signed.member().id.clone();
+    let credentials = state.store.read(move |c| members::credentials_of(c, &id)).await?;
+    tokio::task::spawn_blocking(move || credentials.password_hash.is_some_and(|h| password::verify(&h, &candidate)))
+        .await
+        .map_err(|e| PortalError::Internal(e.to_string()))
+}
+
+/// `POST /portal/account/password`.
+pub async fn change_password(State(state): State<AppState>, signed: Signed, Form(form): Form<ChangePassword>) -> PortalResult<Response> {
+    signed.check_csrf(&form.csrf)?;
+    let (lang, t) = (signed.lang, signed.lang.portal());
+    if !is_current_password(&state, &signed, form.current_password).await? {
+        return render(
+            &state,
+            &signed,
+            Some(Notice::Error(t.wrong_password)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await;
+    }
+    let chosen = match Password::parse(&form.password) {
+        Ok(p) => p,
+        Err(e) => {
+            return render(
+                &state,
+                &signed,
+                Some(Notice::Error(password_problem(&e, lang))),
+                StatusCode::UNPROCESSABLE_ENTITY,
+            )
+            .await
+        }
+    };
+    if form.password != form.password_confirm {
+        return render(
+            &state,
+            &signed,
+            Some(Notice::Error(t.passwords_differ)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await;
+    }
+    let hash = tokio::task::spawn_blocking(move || password::hash(&chosen))
+        .await
+        .map_err(|e| PortalError::Internal(e.to_string()))?;
+    let (id, company, keep, acting, now) = (
+        signed.member().id.clone(),
+        signed.company.id.clone(),
+        signed.token_hash,
+        signed.acting(),
+        chrono::Utc::now(),
+    );
+    state
+        .store
+        .write(move |tx| {
+            members::set_password(tx, &id, &hash)?;
+            portal_sessions::end_others(tx, &id, &keep, now)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::PasswordChanged, id.as_str(), now))
+        })
+        .await?;
+    Ok(Redirect::to("/portal/account?flash=password").into_response())
+}
+
+#[derive(Deserialize)]
+pub struct Csrf {
+    csrf: String,
+}
+
+/// `POST /portal/account/sessions/{id}/revoke`: ends one of the member's other sessions.
+pub async fn revoke_session(
+    State(state): State<AppState>,
+    signed: Signed,
+    Path(id): Path<String>,
+    Form(form): Form<Csrf>,
+) -> PortalResult<Response> {
+    signed.check_csrf(&form.csrf)?;
+    let id: PortalSessionId = id.parse().map_err(|_| PortalError::NotFound)?;
+    let (member, company, acting, now) = (
+        signed.member().id.clone(),
+        signed.company.id.clone(),
+        signed.acting(),
+        chrono::Utc::now(),
+    );
+    state
+        .store
+        .write(move |tx| {
+            portal_sessions::revoke(tx, &member, &id, now)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::SessionRevoked, id.as_str(), now))
+        })
+        .await?;
+    Ok(Redirect::to("/portal/account?flash=revoked").into_response())
+}
+
+#[derive(Deserialize)]
+pub struct Language {
+    csrf: String,
+    lang: String,
+}
+
+/// `POST /portal/account/language`: kept on the member and in a cookie.
+pub async fn set_language(State(state): State<AppState>, signed: Signed, Form(form): Form<Language>) -> PortalResult<Response> {
+    signed.check_csrf(&form.csrf)?;
+    let lang = super::lang::parse(&form.lang).ok_or(PortalError::BadForm)?;
+    let id = signed.member().id.clone();
+    let code = lang.code();
+    state.store.write(move |tx| members::set_lang(tx, &id, Some(code))).await?;
+    let mut response = Redirect::to("/portal/account").into_response();
+    response
+        .headers_mut()
+        .append(header::SET_COOKIE, Cookie::Lang.set(&state, code, Some(365 * 24 * 3600)));
+    Ok(response)
+}
+
+/// The secret being enrolled travels sealed in the form (bound to the member), so nothing is
+/// stored before the member proves their app has it.
+fn seal_enrolment(state: &AppState, signed: &Signed, secret: &totp::TotpSecret) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(membership::seal_totp(&state.keys, &signed.member().id, secret))
+}
+
+fn open_enrolment(state: &AppState, signed: &Signed, sealed: &str) -> Option<totp::TotpSecret> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).ok()?;
+    membership::open_totp(&state.keys, &signed.member().id, &bytes)
+}
+
+fn enrolment_form(state: &AppState, signed: &Signed, secret: &totp::TotpSecret, notice: Option<Notice<'_>>) -> PortalResult<Markup> {
+    let t = signed.lang.portal();
+    let url = totp::otpauth_url(secret, signed.member().email.as_str()).map_err(|e| PortalError::Internal(e.to_string()))?;
+    let qr = totp::qr_svg(&url).map_err(|e| PortalError::Internal(e.to_string()))?;
+    Ok(html! {
+        (layout::notice_markup(notice))
+        p { (t.two_factor_scan) }
+        // The SVG is our own drawing of the QR modules: numbers and fixed markup only.
+        div.qr role="img" aria-label=(t.two_factor_enrol) { (PreEscaped(qr)) }
+        p { (t.two_factor_key) " : " code data-testid="totp-secret" { (secret.base32()) } }
+        form method="post" action="/portal/account/two-factor" {
+            input type="hidden" name="csrf" value=(signed.session.csrf_token);
+            input type="hidden" name="enrolment" value=(seal_enrolment(state, signed, secret));
+            label for="code" { (t.code) }
+            input #code type="text" name="code" inputmode="numeric" autocomplete="one-time-code" required;
+            button type="submit" { (t.verify) }
+        }
+    })
+}
+
+/// `GET /portal/account/two-factor`: a new secret, its QR code and key.
+pub async fn enrol_page(State(state): State<AppState>, signed: Signed) -> PortalResult<Response> {
+    let t = signed.lang.portal();
+    if signed.member().two_factor {
+        return Ok(Redirect::to("/portal/account").into_response());
+    }
+    let notice = signed.must_enrol().then_some(Notice::Error(t.two_factor_required));
+    let body = enrolment_form(&state, &signed, &totp::TotpSecret::generate(), notice)?;
+    Ok(layout::page(&signed, "/portal/account", t.two_factor_enrol, None, body))
+}
+
+#[derive(Deserialize)]
+pub struct Enrol {
+    csrf: String,
+    enrolment: String,
+    code: String,
+}
+
+/// `POST /portal/account/two-factor`: the first code proves the app holds the secret; the
+/// recovery codes are shown once.
+pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Form<Enrol>) -> PortalResult<Response> {
+    signed.check_csrf(&form.csrf)?;
+    let t = signed.lang.portal();
+    let secret = open_enrolment(&state, &signed, &form.enrolment).ok_or(PortalError::BadForm)?;
+    let now = chrono::Utc::now();
+    let Some(step) = totp::verify(&secret, &form.code, now, None) else {
+        let body = enrolment_form(&state, &signed, &secret, Some(Notice::Error(t.wrong_code)))?;
+        return Ok(layout::with_status(
+            layout::page(&signed, "/portal/account", t.two_factor_enrol, None, body),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ));
+    };
+    let (codes, hashes) = recovery_codes::generate();
+    let sealed = membership::seal_totp(&state.keys, &signed.member().id, &secret);
+    let (id, company, acting) = (signed.member().id.clone(), signed.company.id.clone(), signed.acting());
+    state
+        .store
+        .write(move |tx| {
+            members::enable_two_factor(tx, &id, &sealed, step, &hashes)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorEnabled, id.as_str(), now))
+        })
+        .await?;
+    let body = html! {
+        h2 { (t.recovery_codes) }
+        ul.codes data-testid="recovery-codes" { @for c in &codes { li { code { (c) } } } }
+        p { a href="/portal/account" { (t.account_title) } }
+    };
+    Ok(layout::page(
+        &signed,
+        "/portal/account",
+        t.two_factor,
+        Some(Notice::Ok(t.two_factor_enabled)),
+        body,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Disable {
+    csrf: String,
+    current_password: String,
+}
+
+/// `POST /portal/account/two-factor/disable`: with the password; refused where the company
+/// requires a second factor.
+pub async fn disable(State(state): State<AppState>, signed: Signed, Form(form): Form<Disable>) -> PortalResult<Response> {
+    signed.check_csrf(&form.csrf)?;
+    let t = signed.lang.portal();
+    if signed.company.two_factor_required {
+        return Err(PortalError::Forbidden);
+    }
+    if !is_current_password(&state, &signed, form.current_password).await? {
+        return render(
+            &state,
+            &signed,
+            Some(Notice::Error(t.wrong_password)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await;
+    }
+    let (id, company, acting, now) = (
+        signed.member().id.clone(),
+        signed.company.id.clone(),
+        signed.acting(),
+        chrono::Utc::now(),
+    );
+    state
+        .store
+        .write(move |tx| {
+            members::disable_two_factor(tx, &id)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorDisabled, id.as_str(), now))?;
+            Ok::<_, RepoError>(())
+        })
+        .await?;
+    Ok(Redirect::to("/portal/account?flash=two_factor_off").into_response())
+}

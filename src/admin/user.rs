@@ -1,0 +1,109 @@
+//! `sceau admin user invite|list|disable`: the members of a company's portal team. The operator
+//! invites a company's first owner; the company runs its own team from the portal after that.
+
+use super::{id_arg, Ctx};
+use crate::output;
+use common::ids::{CompanyId, MemberId};
+use common::membership;
+use common::store::audit::Acting;
+use common::store::members::{self, Member, MemberState};
+use common::store::{settings, RepoError};
+use common::team::{Email, Role};
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Invite someone to a company's portal; prints the invitation link (valid 7 days, single use).
+    Invite {
+        #[arg(long, value_parser = id_arg::<CompanyId>)]
+        company: CompanyId,
+        #[arg(long, value_parser = parse_email)]
+        email: Email,
+        /// owner, admin, developer, reviewer or viewer.
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+    },
+    /// The company's members, invited ones included.
+    List {
+        #[arg(long, value_parser = id_arg::<CompanyId>)]
+        company: CompanyId,
+    },
+    /// Disable a member: their sessions end and they can no longer sign in.
+    Disable {
+        #[arg(value_parser = id_arg::<MemberId>)]
+        id: MemberId,
+    },
+}
+
+fn parse_email(s: &str) -> Result<Email, String> {
+    Email::parse(s).map_err(|_| format!("`{s}` is not a valid e-mail address"))
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    s.parse()
+        .map_err(|_| format!("`{s}` is not a role: owner, admin, developer, reviewer or viewer"))
+}
+
+fn describe(m: &Member) -> Value {
+    let state = match m.state {
+        MemberState::Invited => "invited",
+        MemberState::Active => "active",
+        MemberState::Disabled => "disabled",
+    };
+    json!({
+        "id": m.id, "email": m.email.as_str(), "role": m.role, "state": state,
+        "twoFactor": m.two_factor, "createdAt": common::time::format(m.created_at),
+    })
+}
+
+pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
+    let now = chrono::Utc::now();
+    match args.command {
+        Command::Invite { company, email, role } => {
+            let configured = ctx.config.public_url.clone();
+            let listen = ctx.config.listen;
+            let invited = ctx
+                .store
+                .write(move |tx| {
+                    // The configured public URL, else the one the gateway last started with.
+                    let base = match configured {
+                        Some(url) => url,
+                        None => settings::get(tx, settings::PUBLIC_BASE)?.unwrap_or_else(|| format!("http://{listen}")),
+                    };
+                    membership::invite(tx, &company, &email, role, &Acting::operator(), &base, now)
+                })
+                .await?;
+            Ok(output::print(
+                ctx.json,
+                &json!({
+                    "id": invited.member.id, "email": invited.member.email.as_str(), "role": invited.member.role,
+                    "inviteUrl": invited.url, "expiresAt": common::time::format(invited.expires_at),
+                }),
+            ))
+        }
+        Command::List { company } => {
+            let list = ctx.store.read(move |c| members::list(c, &company)).await?;
+            Ok(output::print(
+                ctx.json,
+                &json!({ "data": list.iter().map(describe).collect::<Vec<_>>() }),
+            ))
+        }
+        Command::Disable { id } => {
+            let member = ctx
+                .store
+                .write(move |tx| {
+                    let member = members::get_any(tx, &id)?;
+                    members::disable(tx, &member.company_id, &id, now)
+                })
+                .await?;
+            Ok(output::print(ctx.json, &describe(&member)))
+        }
+    }
+}
