@@ -6,6 +6,7 @@ pub mod config;
 pub mod crypto;
 pub mod deadlines;
 pub mod document;
+pub mod mail;
 pub mod membership;
 pub mod messages;
 pub mod pdf_prescan;

@@ -29,4 +29,6 @@ pub struct AppState {
     pub outbox_wake: Arc<Notify>,
     /// Children that parse PDFs for the page count at the edge (see `inspect`).
     pub sandbox: common::sandbox::Sandbox,
+    /// E-mails invitations when `SCEAU_SMTP_URL` is set.
+    pub mailer: Option<common::mail::Mailer>,
 }

@@ -73,6 +73,7 @@ pub async fn spawn_app() -> TestApp {
             },
             1,
         ),
+        mailer: None,
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(crate::serve_http(listener, state, shutdown.clone()));

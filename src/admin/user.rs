@@ -4,10 +4,11 @@
 use super::{id_arg, Ctx};
 use crate::output;
 use common::ids::{CompanyId, MemberId};
+use common::mail::Mailer;
 use common::membership;
 use common::store::audit::Acting;
 use common::store::members::{self, Member, MemberState};
-use common::store::{settings, RepoError};
+use common::store::{companies, settings, RepoError};
 use common::team::{Email, Role};
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -80,11 +81,12 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                     membership::invite(tx, &company, &email, role, &Acting::operator(), &base, now)
                 })
                 .await?;
+            let mailed = mail_invitation(ctx, &invited).await?;
             Ok(output::print(
                 ctx.json,
                 &json!({
                     "id": invited.member.id, "email": invited.member.email.as_str(), "role": invited.member.role,
-                    "inviteUrl": invited.url, "expiresAt": common::time::format(invited.expires_at),
+                    "inviteUrl": invited.url, "expiresAt": common::time::format(invited.expires_at), "mailed": mailed,
                 }),
             ))
         }
@@ -106,4 +108,16 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             Ok(output::print(ctx.json, &describe(&member)))
         }
     }
+}
+
+/// E-mails the invitation when `SCEAU_SMTP_URL` is set; whether it was sent.
+async fn mail_invitation(ctx: &Ctx, invited: &membership::Invited) -> Result<bool, RepoError> {
+    let refused = |e: common::mail::MailError| RepoError::Refused(e.to_string());
+    let Some(mailer) = Mailer::from_config(&ctx.config).map_err(refused)? else {
+        return Ok(false);
+    };
+    let company = invited.member.company_id.clone();
+    let name = ctx.store.read(move |c| companies::get(c, &company)).await?.name;
+    mailer.send_invitation(invited, &name).await.map_err(refused)?;
+    Ok(true)
 }

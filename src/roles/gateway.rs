@@ -58,6 +58,7 @@ pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>
         trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
         sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
+        mailer: common::mail::Mailer::from_config(config)?,
     };
     let recorder = recorder::Recorder {
         store: store.clone(),

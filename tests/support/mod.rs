@@ -7,6 +7,7 @@ pub mod browser;
 pub mod journey;
 pub mod portal;
 pub mod receiver;
+pub mod smtp;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};

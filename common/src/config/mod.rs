@@ -92,6 +92,13 @@ pub struct Config {
     pub external_engine_token: Option<SecretString>,
     #[serde(rename = "external_engine_timeout_ms", deserialize_with = "de::millis")]
     pub external_engine_timeout: Duration,
+    /// Where invitations are e-mailed from (`smtp://user:pass@host:port`, `smtps://…`); without
+    /// it, whoever invites copies the link.
+    #[serde(deserialize_with = "secret")]
+    pub smtp_url: Option<SecretString>,
+    /// The sender of those e-mails.
+    #[serde(deserialize_with = "de::plain")]
+    pub smtp_from: String,
     /// Longest an engine may spend on one document before the attempt counts as an engine failure.
     #[serde(rename = "analysis_timeout_seconds", deserialize_with = "de::seconds")]
     pub analysis_timeout: Duration,
@@ -156,6 +163,8 @@ impl Default for Config {
             external_engine_url: None,
             external_engine_token: None,
             external_engine_timeout: Duration::from_secs(10),
+            smtp_url: None,
+            smtp_from: "Sceau <no-reply@sceau.invalid>".into(),
             analysis_timeout: Duration::from_secs(120),
             trusted_proxies: Vec::new(),
         }

@@ -148,7 +148,10 @@ pub fn invite(tx: &Connection, company: &CompanyId, email: &Email, role: Role, n
     if let Some(existing) = credentials(tx, email)? {
         let member = existing.member;
         if &member.company_id != company || member.state != MemberState::Invited {
-            return Err(RepoError::Refused(format!("{email} already has a Sceau account")));
+            return Err(RepoError::Invalid {
+                field: "email",
+                message: format!("{email} already has a Sceau account"),
+            });
         }
         tx.execute(
             "UPDATE members SET role = ?2 WHERE id = ?1",
@@ -302,9 +305,10 @@ fn keep_an_owner(tx: &Connection, company: &CompanyId, leaving: &MemberId) -> Re
         |r| r.get(0),
     )?;
     if others == 0 {
-        return Err(RepoError::Refused(
-            "a company always keeps one owner: make another member owner first".into(),
-        ));
+        return Err(RepoError::Invalid {
+            field: "role",
+            message: "a company always keeps one owner: make another member owner first".into(),
+        });
     }
     Ok(())
 }
@@ -342,7 +346,7 @@ mod tests {
         set_password(&conn, &m.id, "$argon2id$fake").unwrap();
         assert_eq!(get(&conn, &co, &m.id).unwrap().state, MemberState::Active);
         let taken = invite(&conn, &co, &Email::parse("ana@example.fr").unwrap(), Role::Viewer, Utc::now());
-        assert!(matches!(taken, Err(RepoError::Refused(_))), "{taken:?}");
+        assert!(matches!(taken, Err(RepoError::Invalid { field: "email", .. })), "{taken:?}");
     }
 
     #[test]
@@ -350,8 +354,9 @@ mod tests {
         let conn = memory();
         let co = company(&conn);
         let first = active(&conn, &co, "first@example.fr", Role::Owner);
-        assert!(matches!(set_role(&conn, &co, &first.id, Role::Admin), Err(RepoError::Refused(_))));
-        assert!(matches!(disable(&conn, &co, &first.id, Utc::now()), Err(RepoError::Refused(_))));
+        let keep = |r: Result<Member, RepoError>| matches!(r, Err(RepoError::Invalid { field: "role", .. }));
+        assert!(keep(set_role(&conn, &co, &first.id, Role::Admin)));
+        assert!(keep(disable(&conn, &co, &first.id, Utc::now())));
         let second = active(&conn, &co, "second@example.fr", Role::Admin);
         set_role(&conn, &co, &second.id, Role::Owner).unwrap();
         assert_eq!(set_role(&conn, &co, &first.id, Role::Viewer).unwrap().role, Role::Viewer);

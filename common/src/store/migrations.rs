@@ -307,6 +307,8 @@ ALTER TABLE audit_log ADD COLUMN member_id TEXT;
 ALTER TABLE audit_log ADD COLUMN actor_email TEXT;
 CREATE INDEX reviews_pending ON consultations(company_id, seq) WHERE review_status = 'pending';
 CREATE INDEX consultations_by_day ON consultations(company_id, created_at, verdict);
+CREATE INDEX journeys_by_day ON consultations(company_id, created_at) WHERE verification_id IS NOT NULL;
+CREATE INDEX items_succeeded_by_day ON batch_items(company_id, finished_at) WHERE status = 'succeeded';
 "#,
 ];
 

@@ -95,6 +95,55 @@ words! {
     recovery_codes: "Codes de secours", "Recovery codes";
     language: "Langue", "Language";
     role: "Rôle", "Role";
+    // — Team, settings, audit log, usage
+    team_title: "Équipe", "Team";
+    invite: "Inviter", "Invite";
+    invite_title: "Inviter un membre", "Invite a member";
+    invited: "Invitation créée. Transmettez ce lien à la personne invitée (valable 7 jours, une seule fois) :", "Invitation created. Send this link to the person invited (valid 7 days, once):";
+    invited_mailed: "Invitation créée et envoyée par e-mail. Le lien (valable 7 jours, une seule fois) :", "Invitation created and e-mailed. The link (valid 7 days, once):";
+    invalid_email: "Adresse e-mail invalide.", "Invalid e-mail address.";
+    email_taken: "Cette adresse a déjà un compte Sceau.", "This address already has a Sceau account.";
+    keep_an_owner: "Une entreprise garde toujours un propriétaire : nommez d’abord un autre propriétaire.", "A company always keeps an owner: make another member owner first.";
+    state_changed: "Ce membre a changé entre-temps : rechargez la page.", "This member changed meanwhile: reload the page.";
+    members: "Membres", "Members";
+    pending_invitations: "Invitations en attente", "Pending invitations";
+    state: "État", "State";
+    state_active: "Actif", "Active";
+    state_invited: "Invité", "Invited";
+    state_disabled: "Désactivé", "Disabled";
+    expires: "Expire le", "Expires";
+    expired: "expirée", "expired";
+    change_role: "Changer le rôle", "Change the role";
+    disable: "Désactiver", "Disable";
+    role_changed: "Rôle changé. Les sessions du membre sont fermées.", "Role changed. The member's sessions are closed.";
+    member_disabled: "Membre désactivé.", "Member disabled.";
+    invitation_revoked: "Invitation révoquée.", "Invitation revoked.";
+    settings_title: "Paramètres", "Settings";
+    ai_enabled: "Utiliser l’IA pour l’analyse des documents administratifs", "Use AI to analyse administrative documents";
+    ai_hint: "Désactivée, les documents administratifs ne peuvent plus être déposés.", "When off, administrative documents can no longer be deposited.";
+    retention_days: "Durée de conservation des images (jours)", "Image retention (days)";
+    retention_hint: "De 0 à 3650 jours.", "From 0 to 3650 days.";
+    two_factor_for_all: "Exiger la double authentification de chaque membre", "Require two-factor authentication of every member";
+    settings_saved: "Paramètres enregistrés.", "Settings saved.";
+    invalid_retention: "La durée de conservation doit être un nombre de jours entre 0 et 3650.", "Retention must be a number of days between 0 and 3650.";
+    audit_title: "Journal d’audit", "Audit log";
+    when: "Date", "When";
+    actor: "Auteur", "Actor";
+    action: "Action", "Action";
+    object: "Objet", "Object";
+    all: "Toutes", "All";
+    filter: "Filtrer", "Filter";
+    next_page: "Page suivante", "Next page";
+    export_csv: "Exporter en CSV", "Export as CSV";
+    usage_title: "Consommation", "Usage";
+    month: "Mois", "Month";
+    acts: "Actes", "Acts";
+    batch_documents: "Documents de lots", "Batch documents";
+    journeys: "Parcours", "Journeys";
+    acts_per_month: "Actes par mois sur 12 mois", "Acts per month over 12 months";
+    operator: "opérateur", "operator";
+    yes: "oui", "yes";
+    no: "non", "no";
 }
 
 impl Lang {

@@ -4,8 +4,10 @@
 
 mod account;
 mod assets;
+mod audit_log;
 mod chart;
 mod cookies;
+mod csv;
 mod dashboard;
 mod error;
 mod form;
@@ -13,8 +15,11 @@ mod guard;
 mod invitation;
 mod lang;
 mod layout;
+mod settings;
 mod sign_in;
 mod signed;
+mod team;
+mod usage;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -35,6 +40,15 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/account/sessions/{id}/revoke", post(account::revoke_session))
         .route("/portal/account/two-factor", get(account::enrol_page).post(account::enrol))
         .route("/portal/account/two-factor/disable", post(account::disable))
+        .route("/portal/team", get(team::page))
+        .route("/portal/team/invitations", post(team::invite))
+        .route("/portal/team/members/{id}/role", post(team::change_role))
+        .route("/portal/team/members/{id}/disable", post(team::disable))
+        .route("/portal/settings", get(settings::page).post(settings::save))
+        .route("/portal/audit", get(audit_log::page))
+        .route("/portal/audit.csv", get(audit_log::export))
+        .route("/portal/usage", get(usage::page))
+        .route("/portal/usage.csv", get(usage::export))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))

@@ -1,0 +1,90 @@
+//! Company settings (PORTAL.md page 9): AI use, image retention and the two-factor requirement,
+//! through the same store operations as `sceau admin company set`; the API obeys them at once.
+
+use super::error::{PortalError, PortalResult};
+use super::form::Form;
+use super::layout::{self, Notice};
+use super::signed::Signed;
+use crate::state::AppState;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use common::store::{audit, companies, RepoError};
+use common::team::{AuditAction, Permission};
+use maud::html;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+pub struct Flash {
+    flash: Option<String>,
+}
+
+/// `GET /portal/settings`.
+pub async fn page(signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
+    signed.require(Permission::ManageSettings)?;
+    let t = signed.lang.portal();
+    let notice = (q.flash.as_deref() == Some("saved")).then_some(Notice::Ok(t.settings_saved));
+    Ok(render(&signed, notice, &signed.company.retention_days.to_string()))
+}
+
+fn render(signed: &Signed, notice: Option<Notice<'_>>, retention: &str) -> Response {
+    let t = signed.lang.portal();
+    let c = &signed.company;
+    let body = html! {
+        form method="post" action="/portal/settings" data-testid="settings-form" {
+            input type="hidden" name="csrf" value=(signed.session.csrf_token);
+            p.check {
+                input #aiEnabled type="checkbox" name="aiEnabled" value="on" checked[c.ai_enabled] aria-describedby="ai-hint";
+                label for="aiEnabled" { (t.ai_enabled) }
+            }
+            p.hint #ai-hint { (t.ai_hint) }
+            label for="retentionDays" { (t.retention_days) }
+            input #retentionDays type="number" name="retentionDays" min="0" max="3650" value=(retention) required aria-describedby="retention-hint";
+            p.hint #retention-hint { (t.retention_hint) }
+            p.check {
+                input #twoFactorRequired type="checkbox" name="twoFactorRequired" value="on" checked[c.two_factor_required];
+                label for="twoFactorRequired" { (t.two_factor_for_all) }
+            }
+            button type="submit" { (t.save) }
+        }
+    };
+    layout::page(signed, "/portal/settings", t.settings_title, notice, body)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsForm {
+    csrf: String,
+    ai_enabled: Option<String>,
+    retention_days: String,
+    two_factor_required: Option<String>,
+}
+
+/// `POST /portal/settings`.
+pub async fn save(State(state): State<AppState>, signed: Signed, Form(form): Form<SettingsForm>) -> PortalResult<Response> {
+    signed.require(Permission::ManageSettings)?;
+    signed.check_csrf(&form.csrf)?;
+    let t = signed.lang.portal();
+    let retention = match form.retention_days.trim().parse::<u32>() {
+        Ok(days) if days <= 3650 => days,
+        _ => {
+            let page = render(&signed, Some(Notice::Error(t.invalid_retention)), &form.retention_days);
+            return Ok(layout::with_status(page, StatusCode::UNPROCESSABLE_ENTITY));
+        }
+    };
+    let ai = form.ai_enabled.is_some();
+    let two_factor = form.two_factor_required.is_some();
+    let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
+    let target = format!("ai={ai}; retentionDays={retention}; twoFactorRequired={two_factor}");
+    state
+        .store
+        .write(move |tx| {
+            companies::set(tx, &company, Some(ai), Some(retention))?;
+            companies::set_two_factor_required(tx, &company, two_factor)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::SettingsChanged, target, now))?;
+            Ok::<_, RepoError>(())
+        })
+        .await
+        .map_err(PortalError::from)?;
+    Ok(Redirect::to("/portal/settings?flash=saved").into_response())
+}

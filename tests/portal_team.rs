@@ -1,0 +1,275 @@
+//! The portal's company administration (PORTAL.md pages 8–11): the team (invitations, roles,
+//! disabling, the owner rules), the settings that change the API's behaviour, the audit log with
+//! its CSV export, and usage. In Chromium for the owner's path, over HTTP for the rules.
+
+mod support;
+
+use support::browser::{Browser, Screen};
+use support::portal::{Member, PASSWORD};
+use support::smtp::Smtp;
+use support::Service;
+
+const ADMIN_PDF: &str = "/work/shared/data/samples/administratif/sample-domicile-v03-photo.jpg";
+
+#[tokio::test]
+async fn an_owner_invites_a_member_changes_their_role_and_disables_them() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let owner = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+    let b = Browser::start_with("portal_team", svc.mode, "fr-FR", Screen::Desktop).await;
+    b.client.goto(&svc.url("/portal/login")).await.unwrap();
+    b.fill("input[name=email]", &owner.email).await;
+    b.fill("input[name=password]", PASSWORD).await;
+    b.click_css("main button[type=submit]").await;
+    b.click_css("[data-testid='nav-team']").await;
+    b.screenshot("team").await;
+    b.fill("[data-testid='team-invite'] input[name=email]", "ana@example.fr").await;
+    b.css("[data-testid='team-invite'] select[name=role] option[value=reviewer]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    b.click_css("[data-testid='team-invite'] button[type=submit]").await;
+    let url = b.testid_text("invite-url").await;
+    assert!(url.starts_with(&format!("{}/portal/invitations/", svc.base)), "{url}");
+    assert_eq!(b.count("[data-testid='invitation-row']").await, 1);
+    b.screenshot("invited").await;
+
+    // Ana joins through the link (over HTTP) and works as a reviewer.
+    let ana = Member::new(&svc, "ana@example.fr");
+    let form = ana.get(url.trim_start_matches(&svc.base)).await;
+    let joined = ana
+        .post(
+            url.trim_start_matches(&svc.base),
+            &[
+                ("formToken", form.field("formToken")),
+                ("password", PASSWORD.into()),
+                ("passwordConfirm", PASSWORD.into()),
+            ],
+        )
+        .await;
+    assert_eq!(joined.location.as_deref(), Some("/portal/"));
+    let dashboard = ana.get("/portal/").await;
+    assert!(dashboard.body.contains("data-testid=\"nav-reviews\"") && !dashboard.body.contains("data-testid=\"nav-team\""));
+    assert_eq!(ana.get("/portal/team").await.status, 403, "a reviewer has no team page");
+
+    // The owner makes her a viewer: her session ends, her next one has the new role.
+    b.client.refresh().await.unwrap();
+    b.client.goto(&svc.url("/portal/team")).await.unwrap();
+    let row = "[data-testid='member-row']:nth-child(2)";
+    b.css(&format!("{row} select[name=role] option[value=viewer]"))
+        .await
+        .click()
+        .await
+        .unwrap();
+    b.click_css(&format!("{row} [data-testid='member-role-save']")).await;
+    assert!(b.testid_text("flash-ok").await.contains("Rôle changé"));
+    assert_eq!(
+        ana.get("/portal/").await.location.as_deref(),
+        Some("/portal/login"),
+        "her session ended"
+    );
+    assert_eq!(ana.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
+    assert!(ana.get("/portal/").await.body.contains("data-testid=\"nav-usage\""), "now a viewer");
+
+    // Disabled: no session, no sign-in.
+    b.click_css(&format!("{row} [data-testid='member-disable']")).await;
+    assert!(b.testid_text("flash-ok").await.contains("désactivé"));
+    b.screenshot("disabled").await;
+    assert_eq!(ana.get("/portal/").await.location.as_deref(), Some("/portal/login"));
+    assert_eq!(ana.sign_in(PASSWORD).await.status, 401);
+    b.close().await;
+
+    let audit = svc.admin(&["audit", "--company", &co.id]);
+    let actions: Vec<&str> = audit["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    for action in ["member.invite", "member.role", "member.disable"] {
+        assert!(actions.contains(&action), "{action} in {actions:?}");
+    }
+}
+
+#[tokio::test]
+async fn admins_never_make_or_unmake_owners_and_a_company_keeps_one() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let owner = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+    let admin = Member::joined(&svc, &co.id, "admin@example.fr", "admin").await;
+    let list = svc.admin(&["user", "list", "--company", &co.id]);
+    let id_of = |email: &str| {
+        list["data"].as_array().unwrap().iter().find(|m| m["email"] == email).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (owner_id, admin_id) = (id_of("owner@example.fr"), id_of("admin@example.fr"));
+
+    let invite_owner = admin
+        .submit(
+            "/portal/team",
+            "/portal/team/invitations",
+            &[("email", "x@example.fr"), ("role", "owner")],
+        )
+        .await;
+    assert_eq!(invite_owner.status, 403, "an admin cannot invite an owner");
+    let demote = admin
+        .submit(
+            "/portal/team",
+            &format!("/portal/team/members/{owner_id}/role"),
+            &[("role", "viewer")],
+        )
+        .await;
+    assert_eq!(demote.status, 403);
+    let disable = admin
+        .submit("/portal/team", &format!("/portal/team/members/{owner_id}/disable"), &[])
+        .await;
+    assert_eq!(disable.status, 403);
+    let promote = admin
+        .submit(
+            "/portal/team",
+            &format!("/portal/team/members/{admin_id}/role"),
+            &[("role", "owner")],
+        )
+        .await;
+    assert_eq!(promote.status, 403, "nor make themselves owner");
+
+    let alone = owner
+        .submit(
+            "/portal/team",
+            &format!("/portal/team/members/{owner_id}/role"),
+            &[("role", "admin")],
+        )
+        .await;
+    assert_eq!(alone.status, 422, "{}", alone.body);
+    assert!(alone.body.contains("garde toujours un propriétaire"), "{}", alone.body);
+    let taken = owner
+        .submit(
+            "/portal/team",
+            "/portal/team/invitations",
+            &[("email", "ADMIN@example.fr"), ("role", "viewer")],
+        )
+        .await;
+    assert_eq!(taken.status, 422, "an address with an account");
+
+    // Another company's member is not found.
+    let other = svc.company();
+    let stranger = Member::joined(&svc, &other.id, "stranger@example.fr", "owner").await;
+    let reach = stranger
+        .submit("/portal/team", &format!("/portal/team/members/{admin_id}/disable"), &[])
+        .await;
+    assert_eq!(reach.status, 404);
+}
+
+#[tokio::test]
+async fn settings_change_the_api_and_the_audit_log_exports_what_happened() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let owner = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+    let batch = svc.open_batch(&co.key, None).await;
+    let document = std::fs::read(ADMIN_PDF).unwrap();
+
+    let bad = owner
+        .submit("/portal/settings", "/portal/settings", &[("retentionDays", "9999")])
+        .await;
+    assert_eq!(bad.status, 422);
+    let saved = owner
+        .submit("/portal/settings", "/portal/settings", &[("retentionDays", "7")])
+        .await;
+    assert_eq!(saved.location.as_deref(), Some("/portal/settings?flash=saved"));
+    let (status, body) = svc.deposit(&co.key, &batch, "administratif", &document).await;
+    assert_eq!((status, body["error"].as_str()), (403, Some("ia_desactivee")), "{body}");
+    let shown = svc.admin(&["company", "show", &co.id]);
+    assert_eq!(
+        (shown["aiEnabled"].as_bool(), shown["retentionDays"].as_u64()),
+        (Some(false), Some(7)),
+        "{shown}"
+    );
+    owner
+        .submit(
+            "/portal/settings",
+            "/portal/settings",
+            &[("aiEnabled", "on"), ("retentionDays", "7")],
+        )
+        .await;
+    let (status, body) = svc.deposit(&co.key, &batch, "administratif", &document).await;
+    assert_eq!(status, 201, "{body}");
+
+    let page = owner.get("/portal/audit").await;
+    assert!(page.body.matches("data-testid=\"audit-row\"").count() >= 4, "{}", page.body);
+    let filtered = owner.get("/portal/audit?action=company.settings").await;
+    assert_eq!(filtered.body.matches("data-testid=\"audit-row\"").count(), 2);
+    let csv = owner.get("/portal/audit.csv?action=company.settings").await;
+    assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
+    let lines: Vec<&str> = csv.body.lines().collect();
+    assert_eq!(lines[0], "at,actor,action,target,ip");
+    assert_eq!(lines.len(), 3, "{}", csv.body);
+    assert!(lines[1].contains("owner@example.fr,company.settings,"), "{}", lines[1]);
+
+    let usage = owner.get("/portal/usage").await;
+    assert_eq!(usage.body.matches("data-testid=\"usage-row\"").count(), 12);
+    let csv = owner.get("/portal/usage.csv").await;
+    assert_eq!(csv.body.lines().next(), Some("month,acts,batchDocuments,journeys"));
+    assert_eq!(csv.body.lines().count(), 13);
+
+    // Two-factor required: a member without it is sent to enrol before anything else.
+    owner
+        .submit(
+            "/portal/settings",
+            "/portal/settings",
+            &[("aiEnabled", "on"), ("retentionDays", "7"), ("twoFactorRequired", "on")],
+        )
+        .await;
+    let sent = owner.get("/portal/team").await;
+    assert_eq!(sent.location.as_deref(), Some("/portal/account/two-factor"));
+    assert_eq!(
+        owner.get("/portal/account").await.status,
+        200,
+        "the account page stays open to enrol"
+    );
+}
+
+#[tokio::test]
+async fn invitations_are_emailed_when_smtp_is_configured() {
+    let smtp = Smtp::start().await;
+    let svc = Service::start(&[
+        ("SCEAU_SMTP_URL", smtp.url.as_str()),
+        ("SCEAU_SMTP_FROM", "Sceau <portal@example.fr>"),
+    ])
+    .await;
+    let co = svc.company();
+    let invite = svc.admin(&[
+        "user",
+        "invite",
+        "--company",
+        &co.id,
+        "--email",
+        "first@example.fr",
+        "--role",
+        "owner",
+    ]);
+    assert_eq!(invite["mailed"], true);
+    let owner = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+    let page = owner
+        .submit(
+            "/portal/team",
+            "/portal/team/invitations",
+            &[("email", "dev@example.fr"), ("role", "developer")],
+        )
+        .await;
+    assert!(page.body.contains("envoyée par e-mail"), "{}", page.body);
+    let mails = smtp.mails.lock().unwrap().clone();
+    let to: Vec<&str> = mails.iter().flat_map(|m| m.to.iter().map(String::as_str)).collect();
+    assert!(to.contains(&"first@example.fr") && to.contains(&"dev@example.fr"), "{to:?}");
+    let first = mails.iter().find(|m| m.to == ["first@example.fr"]).unwrap();
+    let link = invite["inviteUrl"].as_str().unwrap();
+    let token = link.rsplit('/').next().unwrap();
+    let unfolded = first.data.replace("=\n", "");
+    assert!(
+        unfolded.contains(token) || unfolded.contains(&token.replace('=', "=3D")),
+        "the link is in the mail: {}",
+        first.data
+    );
+}
