@@ -105,7 +105,7 @@ crate::openapi::errors::errors!(ListErrors: Read + InvalidRequest);
 pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<axum::Json<BatchList>> {
     let limit = page_size(q.limit.as_deref())?;
     let company = caller.company_id;
-    let data = state.store.read(move |c| batches::list(c, &company, limit)).await?;
+    let data = state.store.read(move |c| batches::list(c, &company, None, limit)).await?;
     Ok(axum::Json(BatchList { data }))
 }
 
