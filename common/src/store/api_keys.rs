@@ -136,11 +136,7 @@ pub fn needs_touch(owner: &KeyOwner, now: DateTime<Utc>) -> bool {
 pub fn touch(tx: &Connection, prefix: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE api_keys SET last_used_at = ?2 WHERE prefix = ?1 AND (last_used_at IS NULL OR last_used_at <= ?3)",
-        params![
-            prefix,
-            crate::time::format(now),
-            crate::time::format(now - LAST_USE_PRECISION)
-        ],
+        params![prefix, crate::time::format(now), crate::time::format(now - LAST_USE_PRECISION)],
     )?;
     Ok(())
 }
@@ -172,7 +168,10 @@ mod tests {
             (listed[0].read_only, listed[0].created_by.as_deref()),
             (true, Some("dev@example.fr"))
         );
-        assert_eq!((listed[1].prefix.as_str(), listed[1].created_by.as_deref()), (by_cli.prefix.as_str(), None));
+        assert_eq!(
+            (listed[1].prefix.as_str(), listed[1].created_by.as_deref()),
+            (by_cli.prefix.as_str(), None)
+        );
         assert!(listed.iter().all(|k| k.last_used_at.is_none() && k.revoked_at.is_none()));
         let other = company(&conn);
         assert!(list(&conn, &other).unwrap().is_empty(), "scoped to the company");
@@ -182,7 +181,10 @@ mod tests {
     fn only_a_group_licence_mints_keys() {
         let conn = memory();
         let keys = MasterKeys::ephemeral();
-        let solo = companies::create(&conn, "Solo", Licence::Standard, &keys, Utc::now()).unwrap().company.id;
+        let solo = companies::create(&conn, "Solo", Licence::Standard, &keys, Utc::now())
+            .unwrap()
+            .company
+            .id;
         assert!(matches!(create(&conn, &solo, false, None, Utc::now()), Err(RepoError::Refused(_))));
         assert!(list(&conn, &solo).unwrap().is_empty());
     }

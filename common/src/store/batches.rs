@@ -744,9 +744,8 @@ mod tests {
             ids.push(b.id);
         }
         create(&conn, &other, None, None, WINDOW, now).unwrap();
-        let page = |before: Option<&BatchId>| -> Vec<BatchId> {
-            list(&conn, &company, before, 2).unwrap().into_iter().map(|b| b.id).collect()
-        };
+        let page =
+            |before: Option<&BatchId>| -> Vec<BatchId> { list(&conn, &company, before, 2).unwrap().into_iter().map(|b| b.id).collect() };
         let first = page(None);
         assert_eq!(first, [ids[4].clone(), ids[3].clone()]);
         assert_eq!(page(first.last()), [ids[2].clone(), ids[1].clone()]);

@@ -3,7 +3,9 @@
 //! role may not do. Unsafe requests pass the cross-site guard before their handler runs.
 
 mod account;
+mod api_keys;
 mod assets;
+mod batches;
 mod chart;
 mod cookies;
 mod dashboard;
@@ -35,6 +37,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/account/sessions/{id}/revoke", post(account::revoke_session))
         .route("/portal/account/two-factor", get(account::enrol_page).post(account::enrol))
         .route("/portal/account/two-factor/disable", post(account::disable))
+        // Developers → API keys, and Batches.
+        .route("/portal/api-keys", get(api_keys::page).post(api_keys::create))
+        .route("/portal/api-keys/{prefix}/revoke", post(api_keys::revoke))
+        .route("/portal/batches", get(batches::list))
+        .route("/portal/batches/{id}", get(batches::detail))
+        .route("/portal/batches/{id}/cancel", post(batches::cancel))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))
