@@ -106,7 +106,9 @@ pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<KeyInfo>, RepoErr
 
 /// Finds the owner of a presented key; `None` for unknown, revoked or mismatching keys.
 pub fn authenticate(c: &Connection, presented: &PresentedKey<'_>) -> Result<Option<KeyOwner>, RepoError> {
-    let row: Option<(Vec<u8>, String, bool, Option<String>, Option<String>)> = c
+    /// Hash, company, read-only, revoked at, last used at.
+    type Row = (Vec<u8>, String, bool, Option<String>, Option<String>);
+    let row: Option<Row> = c
         .prepare_cached("SELECT hash, company_id, read_only, revoked_at, last_used_at FROM api_keys WHERE prefix = ?1")?
         .query_row([presented.prefix()], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
