@@ -1,5 +1,6 @@
 //! Authentication: `Authorization: Bearer <key>` on every API call. A read-only key may only GET;
 //! an address that keeps presenting wrong keys is throttled (`rate_limited`) before any lookup.
+//! A key's last use is recorded at most once a minute, off the request's path.
 
 use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
@@ -75,6 +76,7 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal
         .read_here(|c| api_keys::authenticate(c, &presented))
         .map_err(ApiError::from)?
         .ok_or(Refusal::WrongKey)?;
+    record_use(state, &owner);
     let safe = matches!(parts.method, Method::GET | Method::HEAD);
     if owner.read_only && !safe {
         return Err(Refusal::Other(ApiError::new(
@@ -87,4 +89,20 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal
         key_prefix: owner.prefix,
         read_only: owner.read_only,
     })
+}
+
+/// Records the key's use for the portal's "last used" when the stored one is a minute old, in a
+/// task of its own: the request neither waits for that write nor fails with it, and a key used
+/// all day costs one write a minute, not one per request.
+fn record_use(state: &AppState, owner: &api_keys::KeyOwner) {
+    let now = chrono::Utc::now();
+    if !api_keys::needs_touch(owner, now) {
+        return;
+    }
+    let (store, prefix) = (state.store.clone(), owner.prefix.clone());
+    tokio::spawn(async move {
+        if let Err(e) = store.write(move |tx| api_keys::touch(tx, &prefix, now)).await {
+            tracing::warn!(error = %e, "could not record an API key's last use");
+        }
+    });
 }

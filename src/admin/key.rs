@@ -32,7 +32,10 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     match args.command {
         Command::Create { company, read_only } => {
             let owner = company.clone();
-            let key = ctx.store.write(move |tx| api_keys::create(tx, &owner, read_only, now)).await?;
+            let key = ctx
+                .store
+                .write(move |tx| api_keys::create(tx, &owner, read_only, None, now))
+                .await?;
             Ok(output::print(
                 ctx.json,
                 &json!({ "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "companyId": company }),
@@ -40,7 +43,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
         }
         Command::Revoke { prefix } => {
             let p = prefix.clone();
-            ctx.store.write(move |tx| api_keys::revoke(tx, &p, now)).await?;
+            ctx.store.write(move |tx| api_keys::revoke(tx, None, &p, now)).await?;
             Ok(output::print(ctx.json, &json!({ "prefix": prefix, "revoked": true })))
         }
     }

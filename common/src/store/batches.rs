@@ -171,13 +171,16 @@ struct ItemRow {
     error: Option<String>,
 }
 
-/// The company's batches, most recent first.
-pub fn list(c: &Connection, company: &CompanyId, limit: u32) -> Result<Vec<Batch>, RepoError> {
+/// The company's batches, most recent first; with `before`, those older than that batch (keyset
+/// pages on `batches_by_company`; an unknown or another company's batch gives an empty page).
+pub fn list(c: &Connection, company: &CompanyId, before: Option<&BatchId>, limit: u32) -> Result<Vec<Batch>, RepoError> {
     let mut stmt = c.prepare(&format!(
-        "SELECT {COLUMNS} FROM batches WHERE company_id = ?1 ORDER BY seq DESC LIMIT ?2"
+        "SELECT {COLUMNS} FROM batches WHERE company_id = ?1
+           AND (?2 IS NULL OR seq < (SELECT seq FROM batches WHERE id = ?2 AND company_id = ?1))
+         ORDER BY seq DESC LIMIT ?3"
     ))?;
     let rows = stmt
-        .query_map(params![company.as_str(), limit], raw)?
+        .query_map(params![company.as_str(), before.map(BatchId::as_str), limit], raw)?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(|r| build(c, r)).collect()
 }
@@ -723,5 +726,33 @@ mod tests {
             outcome.2, 1,
             "the purged document stopped counting: the third batch takes its first"
         );
+    }
+
+    #[test]
+    fn batches_come_newest_first_in_keyset_pages_of_their_company() {
+        let conn = crate::store::test_support::memory();
+        let (company, other) = (
+            crate::store::test_support::company(&conn),
+            crate::store::test_support::company(&conn),
+        );
+        let now = Utc::now();
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            let b = create(&conn, &company, None, None, WINDOW, now).unwrap();
+            // At most three open: close each so the next may open.
+            cancel(&conn, &company, &b.id, None, now).unwrap();
+            ids.push(b.id);
+        }
+        create(&conn, &other, None, None, WINDOW, now).unwrap();
+        let page =
+            |before: Option<&BatchId>| -> Vec<BatchId> { list(&conn, &company, before, 2).unwrap().into_iter().map(|b| b.id).collect() };
+        let first = page(None);
+        assert_eq!(first, [ids[4].clone(), ids[3].clone()]);
+        assert_eq!(page(first.last()), [ids[2].clone(), ids[1].clone()]);
+        assert_eq!(page(Some(&ids[1])), [ids[0].clone()]);
+        assert!(page(Some(&ids[0])).is_empty());
+        let foreign = list(&conn, &other, None, 10).unwrap();
+        assert_eq!(foreign.len(), 1);
+        assert!(page(Some(&foreign[0].id)).is_empty(), "another company's cursor opens nothing");
     }
 }

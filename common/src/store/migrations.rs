@@ -310,6 +310,13 @@ CREATE INDEX consultations_by_day ON consultations(company_id, created_at, verdi
 CREATE INDEX journeys_by_day ON consultations(company_id, created_at) WHERE verification_id IS NOT NULL;
 CREATE INDEX items_succeeded_by_day ON batch_items(company_id, finished_at) WHERE status = 'succeeded';
 "#,
+    // The portal's API keys page (PORTAL.md, Developers): who created a key (NULL for the
+    // operator's CLI) and when it was last used (written at most once a minute by the API).
+    r#"
+ALTER TABLE api_keys ADD COLUMN created_by TEXT REFERENCES members(id);
+ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+CREATE INDEX api_keys_by_company ON api_keys(company_id, created_at);
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -9,9 +9,11 @@ use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use common::ids::BatchId;
+use common::ids::{BatchId, CompanyId};
 use common::model::Batch;
-use common::store::batches;
+use common::store::audit::AuditEntry;
+use common::store::{batches, RepoError};
+use common::telemetry::RequestId;
 use serde::{Deserialize, Serialize};
 
 /// The body of `POST /api/v1/batches`.
@@ -105,7 +107,7 @@ crate::openapi::errors::errors!(ListErrors: Read + InvalidRequest);
 pub async fn list(State(state): State<AppState>, caller: Caller, Query(q): Query<ListQuery>) -> ApiResult<axum::Json<BatchList>> {
     let limit = page_size(q.limit.as_deref())?;
     let company = caller.company_id;
-    let data = state.store.read(move |c| batches::list(c, &company, limit)).await?;
+    let data = state.store.read(move |c| batches::list(c, &company, None, limit)).await?;
     Ok(axum::Json(BatchList { data }))
 }
 
@@ -194,11 +196,30 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Batch>> {
     let id: BatchId = path_id(&id)?;
-    let company = caller.company_id;
+    Ok(axum::Json(cancel_batch(&state, caller.company_id, id, request_id, None).await?))
+}
+
+/// Cancels a batch of `company` (the state machine of `batches::cancel`) and wakes the outbox
+/// for the `batch.completed` it may emit: the one operation of the API and the portal, which
+/// passes its audit row to be written in the same transaction.
+pub async fn cancel_batch(
+    state: &AppState,
+    company: CompanyId,
+    id: BatchId,
+    request_id: Option<RequestId>,
+    audit: Option<AuditEntry>,
+) -> Result<Batch, RepoError> {
     let batch = state
         .store
-        .write(move |tx| batches::cancel(tx, &company, &id, request_id.as_ref(), chrono::Utc::now()))
+        .write(move |tx| {
+            let now = chrono::Utc::now();
+            let batch = batches::cancel(tx, &company, &id, request_id.as_ref(), now)?;
+            if let Some(entry) = &audit {
+                common::store::audit::record(tx, &company, entry)?;
+            }
+            Ok::<_, RepoError>(batch)
+        })
         .await?;
     state.outbox_wake.notify_one();
-    Ok(axum::Json(batch))
+    Ok(batch)
 }

@@ -3,8 +3,10 @@
 //! role may not do. Unsafe requests pass the cross-site guard before their handler runs.
 
 mod account;
+mod api_keys;
 mod assets;
 mod audit_log;
+mod batches;
 mod chart;
 mod cookies;
 mod csv;
@@ -49,6 +51,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/audit.csv", get(audit_log::export))
         .route("/portal/usage", get(usage::page))
         .route("/portal/usage.csv", get(usage::export))
+        // Developers → API keys, and Batches.
+        .route("/portal/api-keys", get(api_keys::page).post(api_keys::create))
+        .route("/portal/api-keys/{prefix}/revoke", post(api_keys::revoke))
+        .route("/portal/batches", get(batches::list))
+        .route("/portal/batches/{id}", get(batches::detail))
+        .route("/portal/batches/{id}/cancel", post(batches::cancel))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))

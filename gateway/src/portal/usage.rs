@@ -30,7 +30,7 @@ pub async fn page(State(state): State<AppState>, signed: Signed) -> PortalResult
     let months = last_year(&state, &signed).await?;
     let series = [
         Series {
-            name: t.batch_documents,
+            name: t.usage_batch_documents,
             colour: "#0b4f9c",
         },
         Series {
@@ -46,7 +46,7 @@ pub async fn page(State(state): State<AppState>, signed: Signed) -> PortalResult
         (stacked_bars(t.acts_per_month, &series, &columns, t.no_data))
         p { a href="/portal/usage.csv" data-testid="usage-export" { (t.export_csv) } }
         table {
-            thead { tr { th scope="col" { (t.month) } th scope="col" { (t.acts) } th scope="col" { (t.batch_documents) } th scope="col" { (t.journeys) } } }
+            thead { tr { th scope="col" { (t.month) } th scope="col" { (t.acts) } th scope="col" { (t.usage_batch_documents) } th scope="col" { (t.journeys) } } }
             tbody {
                 @for u in months.iter().rev() {
                     tr data-testid="usage-row" { th scope="row" { (u.month) } td { (u.acts) } td { (u.batch_documents) } td { (u.journeys) } }

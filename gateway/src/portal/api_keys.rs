@@ -1,0 +1,191 @@
+//! Developers → API keys (PORTAL.md page 7): the company's keys (prefix, access, who made them,
+//! when, last use), minting one with the Group licence, the new key shown once in the answer to
+//! its form (it is stored only as a hash), and revoking. The same store operations as
+//! `sceau admin key create|revoke`.
+
+use super::error::{PortalError, PortalResult};
+use super::form::Form;
+use super::layout::{self, Notice};
+use super::signed::Signed;
+use crate::i18n::labels;
+use crate::state::AppState;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use common::crypto::api_key::PREFIX_LEN;
+use common::domain::Licence;
+use common::store::{api_keys, audit, RepoError};
+use common::team::{AuditAction, Permission};
+use maud::html;
+use serde::Deserialize;
+
+const PATH: &str = "/portal/api-keys";
+
+#[derive(Deserialize)]
+pub struct Flash {
+    flash: Option<String>,
+}
+
+/// `GET /portal/api-keys`.
+pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
+    signed.require(Permission::ManageApiKeys)?;
+    let t = signed.lang.portal();
+    let notice = match q.flash.as_deref() {
+        Some("revoked") => Some(Notice::Ok(t.keys_revoked)),
+        _ => None,
+    };
+    render(&state, &signed, notice, None, StatusCode::OK).await
+}
+
+/// The page, with `secret` when a key was just minted: the only time it is ever shown.
+async fn render(
+    state: &AppState,
+    signed: &Signed,
+    notice: Option<Notice<'_>>,
+    secret: Option<&str>,
+    status: StatusCode,
+) -> PortalResult<Response> {
+    let (lang, t) = (signed.lang, signed.lang.portal());
+    let company = signed.company.id.clone();
+    let keys = state.store.read(move |c| api_keys::list(c, &company)).await?;
+    let csrf = &signed.session.csrf_token;
+    let body = html! {
+        @if let Some(secret) = secret {
+            section aria-labelledby="new-key" {
+                h2 #new-key { (t.keys_secret) }
+                code.secret data-testid="api-key-secret" { (secret) }
+            }
+        }
+        h2 { (t.keys_new) }
+        @if signed.company.licence == Licence::Group {
+            form method="post" action=(PATH) data-testid="api-key-create" {
+                input type="hidden" name="csrf" value=(csrf);
+                p.check {
+                    input #readOnly type="checkbox" name="readOnly" value="on";
+                    label for="readOnly" { (t.keys_read_only_label) }
+                }
+                button type="submit" { (t.keys_create) }
+            }
+        } @else {
+            p data-testid="api-key-licence" { (t.keys_licence) }
+        }
+        h2 { (t.keys_title) }
+        @if keys.is_empty() {
+            p.muted { (t.keys_none) }
+        } @else {
+            table {
+                thead {
+                    tr {
+                        th scope="col" { (t.keys_prefix) }
+                        th scope="col" { (t.keys_access) }
+                        th scope="col" { (t.keys_created_by) }
+                        th scope="col" { (t.keys_created_at) }
+                        th scope="col" { (t.keys_last_used) }
+                        th scope="col" { (t.keys_state) }
+                    }
+                }
+                tbody {
+                    @for k in &keys {
+                        tr data-testid="api-key-row" {
+                            td { code { (k.prefix) "…" } }
+                            td { (if k.read_only { t.keys_read_only } else { t.keys_full }) }
+                            td { (k.created_by.as_deref().unwrap_or(t.keys_operator)) }
+                            td { (labels::date(k.created_at, lang)) }
+                            td data-testid="api-key-last-used" {
+                                @match k.last_used_at {
+                                    Some(at) => (labels::date(at, lang)),
+                                    None => (t.keys_never),
+                                }
+                            }
+                            td {
+                                @if let Some(at) = k.revoked_at {
+                                    (t.keys_revoked_on) " " (labels::date(at, lang))
+                                } @else {
+                                    (t.keys_live)
+                                    form method="post" action=(format!("{PATH}/{}/revoke", k.prefix)) {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        button.danger type="submit" data-testid="api-key-revoke" aria-label=(format!("{} {}", t.keys_revoke, k.prefix)) { (t.keys_revoke) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            p.hint { (t.keys_last_used_hint) }
+        }
+    };
+    Ok(layout::with_status(layout::page(signed, PATH, t.keys_title, notice, body), status))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Create {
+    csrf: String,
+    /// A checkbox: present (whatever its value) when ticked.
+    read_only: Option<String>,
+}
+
+/// `POST /portal/api-keys`: mints a key and answers the page with it, once; the audit row names
+/// the key by its prefix only.
+pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): Form<Create>) -> PortalResult<Response> {
+    signed.require(Permission::ManageApiKeys)?;
+    signed.check_csrf(&form.csrf)?;
+    let t = signed.lang.portal();
+    if signed.company.licence != Licence::Group {
+        return render(&state, &signed, Some(Notice::Error(t.keys_licence)), None, StatusCode::FORBIDDEN).await;
+    }
+    let read_only = form.read_only.is_some();
+    let (company, member, acting, now) = (
+        signed.company.id.clone(),
+        signed.member().id.clone(),
+        signed.acting(),
+        chrono::Utc::now(),
+    );
+    let minted = state
+        .store
+        .write(move |tx| {
+            let key = api_keys::create(tx, &company, read_only, Some(&member), now)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::ApiKeyCreated, key.prefix.as_str(), now))?;
+            Ok::<_, RepoError>(key)
+        })
+        .await;
+    let key = match minted {
+        Ok(key) => key,
+        // The licence changed since the session's company was read.
+        Err(RepoError::Refused(_)) => {
+            return render(&state, &signed, Some(Notice::Error(t.keys_licence)), None, StatusCode::FORBIDDEN).await
+        }
+        Err(e) => return Err(e.into()),
+    };
+    render(&state, &signed, Some(Notice::Ok(t.keys_created)), Some(&key.secret), StatusCode::OK).await
+}
+
+#[derive(Deserialize)]
+pub struct Csrf {
+    csrf: String,
+}
+
+/// `POST /portal/api-keys/{prefix}/revoke`: one of the company's live keys; another company's
+/// prefix is not found.
+pub async fn revoke(
+    State(state): State<AppState>,
+    signed: Signed,
+    Path(prefix): Path<String>,
+    Form(form): Form<Csrf>,
+) -> PortalResult<Response> {
+    signed.require(Permission::ManageApiKeys)?;
+    signed.check_csrf(&form.csrf)?;
+    if prefix.len() != PREFIX_LEN || !prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(PortalError::NotFound);
+    }
+    let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
+    state
+        .store
+        .write(move |tx| {
+            api_keys::revoke(tx, Some(&company), &prefix, now)?;
+            audit::record(tx, &company, &acting.entry(AuditAction::ApiKeyRevoked, prefix.as_str(), now))
+        })
+        .await?;
+    Ok(Redirect::to(&format!("{PATH}?flash=revoked")).into_response())
+}
