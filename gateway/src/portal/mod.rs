@@ -15,6 +15,11 @@ mod lang;
 mod layout;
 mod sign_in;
 mod signed;
+// Results, a result with its images and review, the review queue (PORTAL.md pages 3 and 4).
+mod result;
+mod result_files;
+mod results;
+mod review_queue;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -35,6 +40,13 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/account/sessions/{id}/revoke", post(account::revoke_session))
         .route("/portal/account/two-factor", get(account::enrol_page).post(account::enrol))
         .route("/portal/account/two-factor/disable", post(account::disable))
+        // Results, a result with its images and review, the review queue (PORTAL.md pages 3 and 4).
+        .route("/portal/consultations", get(results::page))
+        .route("/portal/consultations/{id}", get(result::page))
+        .route("/portal/consultations/{id}/review", post(result::settle))
+        .route("/portal/consultations/{id}/images/{side}", get(result_files::image))
+        .route("/portal/consultations/{id}/certificate", get(result_files::certificate))
+        .route("/portal/reviews", get(review_queue::page))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))
