@@ -121,7 +121,9 @@ async fn reviewers_list_read_export_and_settle_results_of_real_journeys() {
     let accepted = svc.admin(&["review", "accept", &first]);
     assert_eq!(accepted["consultation"]["reviewStatus"], "accepted");
     assert_eq!(accepted["consultation"]["verdict"], "analyse_impossible");
-    let rejected = svc.admin(&["review", "reject", &second]);
+    let error = refused(&svc, &["review", "reject", &second]);
+    assert!(error.contains("comment is required"), "{error}");
+    let rejected = svc.admin(&["review", "reject", &second, "--comment", "Document illisible"]);
     assert_eq!(rejected["consultation"]["reviewStatus"], "rejected");
     assert_eq!(rejected["consultation"]["verdict"], "analyse_impossible");
     hook.wait_for(4, WAIT).await;
@@ -148,9 +150,21 @@ async fn reviewers_list_read_export_and_settle_results_of_real_journeys() {
         );
     }
     assert_eq!(svc.admin(&["review", "list", "--company", &co.id])["data"], json!([]));
+    let audit = svc.admin(&["audit", "--company", &co.id]);
+    for id in [&first, &second] {
+        assert!(
+            audit["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["action"] == "review.settle" && e["target"] == id.as_str() && e["actor"] == "operator"),
+            "each settlement is audited under the operator: {audit}"
+        );
+    }
 
     // Settled is settled: a second settlement fails and emits nothing.
-    refused(&svc, &["review", "reject", &first]);
+    let error = refused(&svc, &["review", "reject", &first, "--comment", "trop tard"]);
+    assert!(error.contains("no pending review"), "{error}");
     refused(&svc, &["review", "accept", &second]);
     refused(&svc, &["review", "show", "CSL-20261122-ffffffffffff"]);
     tokio::time::sleep(Duration::from_millis(500)).await;

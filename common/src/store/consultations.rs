@@ -321,28 +321,80 @@ pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) ->
     Ok(())
 }
 
-/// Settles a pending review; the verdict never changes.
+/// Who settled a review and why, as `reviews::settle` records it.
+pub struct ReviewNote<'a> {
+    pub accepted: bool,
+    /// The member's e-mail, or `operator`.
+    pub by: &'a str,
+    pub comment: Option<&'a str>,
+}
+
+/// Settles a pending review of a consultation (of `company` when given: another company's is
+/// not found); the verdict never changes.
 pub fn settle_review(
     tx: &Connection,
+    company: Option<&CompanyId>,
     id: &ConsultationId,
-    accepted: bool,
+    note: &ReviewNote<'_>,
     now: DateTime<Utc>,
 ) -> Result<(CompanyId, Consultation), RepoError> {
-    let company: String = tx
+    let owner: String = tx
         .query_row("SELECT company_id FROM consultations WHERE id = ?1", [id.as_str()], |r| r.get(0))
         .optional()?
         .ok_or(RepoError::NotFound)?;
-    let company: CompanyId = stored(&company)?;
-    let current = get(tx, &company, id)?;
+    let owner: CompanyId = stored(&owner)?;
+    if company.is_some_and(|c| *c != owner) {
+        return Err(RepoError::NotFound);
+    }
+    let current = get(tx, &owner, id)?;
     if current.review_status != Some(crate::domain::ReviewStatus::Pending) {
         return Err(RepoError::InvalidState(format!("consultation {id} has no pending review")));
     }
-    let status = if accepted { "accepted" } else { "rejected" };
+    let status = if note.accepted { "accepted" } else { "rejected" };
     tx.execute(
-        "UPDATE consultations SET review_status = ?2, reviewed_at = ?3 WHERE id = ?1",
-        params![id.as_str(), status, crate::time::format(now)],
+        "UPDATE consultations SET review_status = ?2, reviewed_at = ?3, reviewed_by = ?4, review_comment = ?5 WHERE id = ?1",
+        params![id.as_str(), status, crate::time::format(now), note.by, note.comment],
     )?;
-    Ok((company.clone(), get(tx, &company, id)?))
+    Ok((owner.clone(), get(tx, &owner, id)?))
+}
+
+/// One page of the company's results waiting for a review, oldest first, and the cursor of the
+/// next page: keyset on `seq` over the partial index `reviews_pending`.
+pub fn pending_page(
+    c: &Connection,
+    company: &CompanyId,
+    after: Option<Cursor>,
+    limit: u32,
+) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
+    let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} {PENDING_PAGE}"))?;
+    let mut rows = stmt
+        .query_map(
+            params![company.as_str(), after.map_or(0, |Cursor(seq)| seq), i64::from(limit) + 1],
+            build,
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|row| Cursor(row.seq))
+    } else {
+        None
+    };
+    let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
+    Ok((page, next))
+}
+
+pub(crate) const PENDING_PAGE: &str = "FROM consultations INDEXED BY reviews_pending
+     WHERE company_id = ?1 AND review_status = 'pending' AND seq > ?2 ORDER BY seq LIMIT ?3";
+
+/// Every image a consultation of the company has, in side order, stored or purged.
+pub fn images(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Vec<(ImageSide, ImageRef)>, RepoError> {
+    let mut images = Vec::new();
+    for &side in ImageSide::ALL {
+        if let Some(image) = image(c, company, id, side)? {
+            images.push((side, image));
+        }
+    }
+    Ok(images)
 }
 
 /// Consultations waiting for a human review, oldest first.

@@ -8,7 +8,8 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use common::document::FileKind;
-use common::ids::ConsultationId;
+use common::ids::{CompanyId, ConsultationId};
+use common::store::RepoError;
 
 crate::openapi::errors::errors!(DownloadErrors: Read + NotFound);
 
@@ -38,23 +39,43 @@ impl utoipa::IntoResponses for Certificate {
 )]
 pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
-    let company = caller.company_id;
-    let lookup = id.clone();
+    let pdf = match pdf(&state, &caller.company_id, &id).await {
+        Ok(pdf) => pdf,
+        Err(Failed::Repo(e)) => return Err(e.into()),
+        Err(Failed::Render(e)) => return Err(ApiError::internal("certificate", e)),
+    };
+    let filename = download::file_name(&id, "certificate", FileKind::Pdf.extension());
+    Ok(download::attachment(FileKind::Pdf.content_type(), &filename, pdf))
+}
+
+/// Why a certificate could not be made.
+#[derive(Debug)]
+pub enum Failed {
+    /// Not a consultation of the company (`NotFound`), or the store failed.
+    Repo(RepoError),
+    /// The PDF could not be rendered; the detail is for the log.
+    Render(String),
+}
+
+/// The certificate of a consultation of `company`, regenerated from the record and its checks:
+/// the one PDF the API and the portal hand out.
+pub async fn pdf(state: &AppState, company: &CompanyId, id: &ConsultationId) -> Result<Vec<u8>, Failed> {
+    let (scope, lookup) = (company.clone(), id.clone());
     let (consultation, checks) = state
         .store
         .read(move |c| {
-            let consultation = common::store::consultations::get(c, &company, &lookup)?;
-            let checks = common::store::consultations::checks(c, &company, &lookup)?;
-            Ok::<_, common::store::RepoError>((consultation, checks))
+            let consultation = common::store::consultations::get(c, &scope, &lookup)?;
+            let checks = common::store::consultations::checks(c, &scope, &lookup)?;
+            Ok::<_, RepoError>((consultation, checks))
         })
-        .await?;
-    let url = crate::authenticity::url(&state.public_base, &state.keys, &id);
+        .await
+        .map_err(Failed::Repo)?;
+    let url = crate::authenticity::url(&state.public_base, &state.keys, id);
     let started = std::time::Instant::now();
     let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, &url))
         .await
-        .map_err(|e| ApiError::internal("certificate task", e))?
-        .map_err(|e| ApiError::internal("certificate", e))?;
+        .map_err(|e| Failed::Render(format!("certificate task: {e}")))?
+        .map_err(|e| Failed::Render(e.to_string()))?;
     tracing::debug!(consultation = %id, bytes = pdf.len(), elapsed_us = started.elapsed().as_micros() as u64, "certificate generated");
-    let filename = download::file_name(&id, "certificate", FileKind::Pdf.extension());
-    Ok(download::attachment(FileKind::Pdf.content_type(), &filename, pdf))
+    Ok(pdf)
 }

@@ -7,11 +7,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use common::blobs::BlobError;
+use common::document::FileKind;
 use common::domain::ErrorCode;
 use common::domain::ImageSide;
-use common::ids::ConsultationId;
+use common::ids::{CompanyId, ConsultationId};
 use common::store::audit;
 use common::store::consultations::{self, ImageRef};
+use common::store::RepoError;
 use common::team::AuditAction;
 
 crate::openapi::errors::errors!(DownloadErrors: Read + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
@@ -56,28 +59,18 @@ pub async fn download(
     let side: ImageSide = side
         .parse()
         .map_err(|_| ApiError::invalid_request("side", "side must be recto, verso or selfie."))?;
-    let company = caller.company_id.clone();
-    let lookup = id.clone();
-    let image = state.store.read(move |c| {
-        consultations::get(c, &company, &lookup)?;
-        consultations::image(c, &company, &lookup, side)
-    });
-    let (blob, kind) = match image.await? {
-        None => return Err(ApiError::not_found()),
-        Some(ImageRef::Purged) => {
+    let (bytes, kind) = match decrypted(&state, &caller.company_id, &id, side).await {
+        Ok(image) => image,
+        Err(Unavailable::NotFound) => return Err(ApiError::not_found()),
+        Err(Unavailable::Purged) => {
             return Err(ApiError::new(
                 ErrorCode::ImagePurged,
                 "This image was removed by the retention policy.",
             ))
         }
-        Some(ImageRef::Stored { blob, kind }) => (blob, kind),
+        Err(Unavailable::Repo(e)) => return Err(e.into()),
+        Err(Unavailable::Blob(e)) => return Err(ApiError::internal("image blob", e)),
     };
-    let context = consultations::image_context(&caller.company_id, &id, side);
-    let bytes = state
-        .blobs
-        .get(&blob, &context)
-        .await
-        .map_err(|e| ApiError::internal("image blob", e))?;
     let entry = audit::AuditEntry::new(
         AuditAction::ImageDownloaded,
         format!("{id}/{side}"),
@@ -94,4 +87,39 @@ pub async fn download(
         &download::file_name(&id, side.as_str(), kind.extension()),
         bytes,
     ))
+}
+
+/// Why an image cannot be served.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// No such consultation in the company, or no image on that side.
+    NotFound,
+    /// Removed by the retention policy.
+    Purged,
+    Repo(RepoError),
+    Blob(BlobError),
+}
+
+/// The decrypted image of `side` of a consultation of `company`, with its stored kind: what the
+/// API and the portal serve (each audits the access its own way, before the bytes go out).
+pub async fn decrypted(
+    state: &AppState,
+    company: &CompanyId,
+    id: &ConsultationId,
+    side: ImageSide,
+) -> Result<(Vec<u8>, FileKind), Unavailable> {
+    let (scope, lookup) = (company.clone(), id.clone());
+    let image = state.store.read(move |c| {
+        consultations::get(c, &scope, &lookup)?;
+        consultations::image(c, &scope, &lookup, side)
+    });
+    let (blob, kind) = match image.await {
+        Err(RepoError::NotFound) | Ok(None) => return Err(Unavailable::NotFound),
+        Err(e) => return Err(Unavailable::Repo(e)),
+        Ok(Some(ImageRef::Purged)) => return Err(Unavailable::Purged),
+        Ok(Some(ImageRef::Stored { blob, kind })) => (blob, kind),
+    };
+    let context = consultations::image_context(company, id, side);
+    let bytes = state.blobs.get(&blob, &context).await.map_err(Unavailable::Blob)?;
+    Ok((bytes, kind))
 }

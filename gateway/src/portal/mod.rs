@@ -22,6 +22,11 @@ mod sign_in;
 mod signed;
 mod team;
 mod usage;
+// Results, a result with its images and review, the review queue (PORTAL.md pages 3 and 4).
+mod result;
+mod result_files;
+mod results;
+mod review_queue;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -57,6 +62,13 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/batches", get(batches::list))
         .route("/portal/batches/{id}", get(batches::detail))
         .route("/portal/batches/{id}/cancel", post(batches::cancel))
+        // Results, a result with its images and review, the review queue (PORTAL.md pages 3 and 4).
+        .route("/portal/consultations", get(results::page))
+        .route("/portal/consultations/{id}", get(result::page))
+        .route("/portal/consultations/{id}/review", post(result::settle))
+        .route("/portal/consultations/{id}/images/{side}", get(result_files::image))
+        .route("/portal/consultations/{id}/certificate", get(result_files::certificate))
+        .route("/portal/reviews", get(review_queue::page))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))

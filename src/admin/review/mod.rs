@@ -8,8 +8,10 @@ use super::{id_arg, Ctx};
 use crate::output;
 use common::domain::ImageSide;
 use common::ids::{CompanyId, ConsultationId};
+use common::store::audit::Acting;
 use common::store::consultations::{self, ImageRef};
-use common::store::{reviews, RepoError};
+use common::store::reviews::{self, Decision, Settlement};
+use common::store::RepoError;
 use export::{export, ExportError};
 use serde::Serialize;
 use serde_json::json;
@@ -44,18 +46,28 @@ enum Command {
     Accept {
         #[arg(value_parser = id_arg::<ConsultationId>)]
         id: ConsultationId,
+        /// Why, kept with the decision and shown in the portal.
+        #[arg(long)]
+        comment: Option<String>,
     },
-    /// Reject a result under review.
+    /// Reject a result under review (a comment is required).
     Reject {
         #[arg(value_parser = id_arg::<ConsultationId>)]
         id: ConsultationId,
+        /// Why, kept with the decision and shown in the portal.
+        #[arg(long)]
+        comment: Option<String>,
     },
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let now = chrono::Utc::now();
-    let settle = |id: ConsultationId, accepted: bool| async move {
-        let (consultation, event) = ctx.store.write(move |tx| reviews::settle(tx, &id, accepted, now)).await?;
+    let settle = |id: ConsultationId, decision: Decision, comment: Option<String>| async move {
+        let settlement = Settlement::new(decision, comment.as_deref())?;
+        let (consultation, event) = ctx
+            .store
+            .write(move |tx| reviews::settle(tx, None, &id, &settlement, &Acting::operator(), now))
+            .await?;
         Ok::<_, RepoError>(output::print(ctx.json, &json!({ "consultation": consultation, "eventId": event })))
     };
     match args.command {
@@ -67,8 +79,8 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             Ok(output::print(ctx.json, &json!({ "data": data })))
         }
         Command::Show { id, export } => show(ctx, id, export).await,
-        Command::Accept { id } => settle(id, true).await,
-        Command::Reject { id } => settle(id, false).await,
+        Command::Accept { id, comment } => settle(id, Decision::Accept, comment).await,
+        Command::Reject { id, comment } => settle(id, Decision::Reject, comment).await,
     }
 }
 
@@ -85,7 +97,7 @@ async fn show(ctx: &Ctx, id: ConsultationId, export_dir: Option<PathBuf>) -> Res
         .store
         .read(move |c| {
             let (company, consultation) = consultations::get_any(c, &lookup)?;
-            let images = images_of(c, &company, &lookup)?;
+            let images = consultations::images(c, &company, &lookup)?;
             Ok::<_, RepoError>((company, consultation, images))
         })
         .await?;
@@ -105,15 +117,4 @@ async fn show(ctx: &Ctx, id: ConsultationId, export_dir: Option<PathBuf>) -> Res
         }
     }
     Ok(output::print(ctx.json, &printed))
-}
-
-/// The consultation's images, in side order, whether stored or purged.
-fn images_of(c: &rusqlite::Connection, company: &CompanyId, id: &ConsultationId) -> Result<Vec<(ImageSide, ImageRef)>, RepoError> {
-    let mut images = Vec::new();
-    for &side in ImageSide::ALL {
-        if let Some(image) = consultations::image(c, company, id, side)? {
-            images.push((side, image));
-        }
-    }
-    Ok(images)
 }
