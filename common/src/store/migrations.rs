@@ -308,6 +308,15 @@ ALTER TABLE audit_log ADD COLUMN actor_email TEXT;
 CREATE INDEX reviews_pending ON consultations(company_id, seq) WHERE review_status = 'pending';
 CREATE INDEX consultations_by_day ON consultations(company_id, created_at, verdict);
 "#,
+    // The Diffusion tab of a workflow lists its last deliveries: each `verification.*` event names
+    // its workflow (read back from the bodies of the events already sent), and each attempt how
+    // long the receiver took.
+    r#"
+ALTER TABLE webhook_events ADD COLUMN workflow_id TEXT;
+UPDATE webhook_events SET workflow_id = json_extract(body, '$.workflowId') WHERE event_type LIKE 'verification.%';
+CREATE INDEX webhook_events_by_workflow ON webhook_events(company_id, workflow_id, created_at) WHERE workflow_id IS NOT NULL;
+ALTER TABLE webhook_attempts ADD COLUMN duration_ms INTEGER;
+"#,
 ];
 
 /// Brings the schema up to date.
