@@ -7,6 +7,7 @@ mod assets;
 mod chart;
 mod cookies;
 mod dashboard;
+mod diffusion;
 mod error;
 mod form;
 mod guard;
@@ -15,6 +16,8 @@ mod lang;
 mod layout;
 mod sign_in;
 mod signed;
+mod workflow_form;
+mod workflows;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -35,6 +38,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/account/sessions/{id}/revoke", post(account::revoke_session))
         .route("/portal/account/two-factor", get(account::enrol_page).post(account::enrol))
         .route("/portal/account/two-factor/disable", post(account::disable))
+        .route("/portal/workflows", get(workflows::list).post(workflows::create))
+        .route("/portal/workflows/{id}", get(workflows::settings).post(workflows::update))
+        .route("/portal/workflows/{id}/diffusion", get(diffusion::page).post(diffusion::set_url))
+        .route("/portal/workflows/{id}/diffusion/test", post(diffusion::test))
+        .route("/portal/workflows/{id}/diffusion/rotate", post(diffusion::rotate))
+        .route("/portal/workflows/{id}/diffusion/replay/{event}", post(diffusion::replay))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))
