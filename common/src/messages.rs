@@ -223,6 +223,9 @@ pub struct DeliveryAttempt {
     pub status_code: Option<u16>,
     pub error: Option<String>,
     pub outcome: DeliveryOutcome,
+    /// From sending the request to its answer (or failure); absent from older notifiers' records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod batch;
 pub mod catalogue;
+pub mod country;
 pub mod decision;
 pub mod error_code;
 pub mod file_kind;

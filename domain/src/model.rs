@@ -47,6 +47,50 @@ pub struct WorkflowRules {
     pub systematic_review: bool,
 }
 
+/// The oldest minimum age a rule may ask for.
+pub const MAX_MIN_AGE: u32 = 120;
+
+/// Why a workflow's rules cannot be kept: each would silently refuse documents it should not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("minAge must be between 1 and {MAX_MIN_AGE}")]
+    MinAge,
+    #[error("acceptedCountries must not be an empty list (leave it out to accept every country)")]
+    NoCountry,
+    #[error("{0:?} is not an ISO 3166-1 alpha-3 country code")]
+    Country(String),
+    #[error("acceptedDocumentTypes must not be an empty list (leave it out to accept every type)")]
+    NoDocumentType,
+    #[error("{0} is not a document type of the workflow's category")]
+    DocumentType(DocumentType),
+}
+
+impl WorkflowRules {
+    /// Checks the rules of a workflow of `category`, whoever sets them (CLI or portal).
+    pub fn check(&self, category: DocumentCategory) -> Result<(), RuleError> {
+        if self.min_age.is_some_and(|age| !(1..=MAX_MIN_AGE).contains(&age)) {
+            return Err(RuleError::MinAge);
+        }
+        if let Some(countries) = &self.accepted_countries {
+            if countries.is_empty() {
+                return Err(RuleError::NoCountry);
+            }
+            if let Some(bad) = countries.iter().find(|c| !crate::country::is_alpha3(c)) {
+                return Err(RuleError::Country(bad.clone()));
+            }
+        }
+        if let Some(types) = &self.accepted_document_types {
+            if types.is_empty() {
+                return Err(RuleError::NoDocumentType);
+            }
+            if let Some(bad) = types.iter().find(|t| t.category() != Some(category)) {
+                return Err(RuleError::DocumentType(*bad));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn document_types<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<DocumentType>>, D::Error> {
     let names = Option::<Vec<String>>::deserialize(d)?;
     Ok(names.map(|names| {
@@ -191,6 +235,33 @@ pub struct BatchItem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_are_checked_against_their_category() {
+        let id = DocumentCategory::Identite;
+        let rules = |json: &str| serde_json::from_str::<WorkflowRules>(json).unwrap();
+        assert_eq!(
+            rules(r#"{"minAge":18,"acceptedCountries":["FRA","BEL"],"acceptedDocumentTypes":["passeport"]}"#).check(id),
+            Ok(())
+        );
+        assert_eq!(WorkflowRules::default().check(id), Ok(()));
+        assert_eq!(rules(r#"{"minAge":0}"#).check(id), Err(RuleError::MinAge));
+        assert_eq!(rules(r#"{"minAge":121}"#).check(id), Err(RuleError::MinAge));
+        assert_eq!(rules(r#"{"minAge":120}"#).check(id), Ok(()));
+        assert_eq!(
+            rules(r#"{"acceptedCountries":["FRA","XYZ"]}"#).check(id),
+            Err(RuleError::Country("XYZ".into()))
+        );
+        assert_eq!(rules(r#"{"acceptedCountries":[]}"#).check(id), Err(RuleError::NoCountry));
+        assert_eq!(
+            rules(r#"{"acceptedDocumentTypes":["facture"]}"#).check(id),
+            Err(RuleError::DocumentType(DocumentType::Facture))
+        );
+        assert_eq!(
+            rules(r#"{"acceptedDocumentTypes":["facture"]}"#).check(DocumentCategory::Administratif),
+            Ok(())
+        );
+    }
 
     #[test]
     fn stored_rules_keep_reading_as_they_were_written() {

@@ -111,6 +111,15 @@ impl WebhookEvent {
             WebhookEvent::BatchCompleted { .. } => EventType::BatchCompleted,
         }
     }
+
+    /// The workflow a `verification.*` event belongs to (its Diffusion tab lists it).
+    pub fn workflow_id(&self) -> Option<&WorkflowId> {
+        match self {
+            WebhookEvent::VerificationCompleted(c) | WebhookEvent::VerificationTest(c) => Some(&c.workflow_id),
+            WebhookEvent::VerificationReviewed { consultation, .. } => Some(&consultation.workflow_id),
+            WebhookEvent::BatchCompleted { .. } => None,
+        }
+    }
 }
 
 /// The body of a delivery: the event with its id and time.

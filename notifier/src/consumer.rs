@@ -92,8 +92,14 @@ impl Consumer {
             return self.defer(&event).await;
         };
         let at = Utc::now();
+        let mut duration_ms = None;
         let result = match self.secrets.signing_secrets(&event.company_id).await {
-            Ok(secrets) => self.deliverer.deliver(&event, &secrets).await,
+            Ok(secrets) => {
+                let sent = std::time::Instant::now();
+                let result = self.deliverer.deliver(&event, &secrets).await;
+                duration_ms = Some(u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX));
+                result
+            }
             Err(SecretError::Missing) => Err(DeliveryError::NoSecret),
             Err(err @ SecretError::Unavailable(_)) => {
                 // Our own outage must not use up the receiver's attempts.
@@ -114,6 +120,7 @@ impl Consumer {
             },
             error: result.as_ref().err().map(ToString::to_string),
             outcome,
+            duration_ms,
         };
         match self.settle(&event, record, next_delay).await {
             Ok(()) => Settle::Ack,

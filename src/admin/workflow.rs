@@ -2,11 +2,10 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::{Decision, DocumentCategory, Verdict};
-use common::ids::{CompanyId, ConsultationId, WorkflowId};
+use common::domain::DocumentCategory;
+use common::ids::{CompanyId, WorkflowId};
 use common::model::WorkflowRules;
-use common::store::{events, workflows, RepoError};
-use common::webhook::{ConsultationOutcome, WebhookEvent};
+use common::store::{workflows, RepoError};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -79,25 +78,11 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             &json!({ "data": ctx.store.read(move |c| workflows::list(c, &company)).await? }),
         )),
         Command::TestWebhook { id } => {
-            let event = ctx.store.write(move |tx| emit_test(tx, &id, now)).await?;
+            let event = ctx
+                .store
+                .write(move |tx| workflows::emit_test(tx, &workflows::get_any(tx, &id)?, now))
+                .await?;
             Ok(output::print(ctx.json, &json!({ "eventId": event, "queued": true })))
         }
     }
-}
-
-/// Same envelope as `verification.completed`, dummy identifiers, `externalRef` = `TEST`.
-fn emit_test(tx: &rusqlite::Connection, id: &WorkflowId, now: chrono::DateTime<chrono::Utc>) -> Result<String, RepoError> {
-    let workflow = workflows::get_any(tx, id)?;
-    let url = workflow
-        .webhook_url
-        .ok_or_else(|| RepoError::InvalidState(format!("workflow {id} has no webhook URL")))?;
-    let dummy = format!("CSL-{}-000000000000", now.format("%Y%m%d"));
-    let event = WebhookEvent::VerificationTest(ConsultationOutcome {
-        consultation_id: ConsultationId::parse(&dummy).map_err(|e| RepoError::Refused(e.to_string()))?,
-        workflow_id: id.clone(),
-        external_ref: Some("TEST".into()),
-        verdict: Verdict::Conforme,
-        decision: Some(Decision::Conforme),
-    });
-    Ok(events::emit(tx, &workflow.company_id, &url, event, None, now)?.to_string())
 }

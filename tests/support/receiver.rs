@@ -16,6 +16,8 @@ pub struct Received {
     pub id: String,
     pub timestamp: i64,
     pub signature_valid: bool,
+    /// The `webhook-signature` header as sent (two `v1,` entries during a secret rotation).
+    pub signature: String,
     pub body: Value,
 }
 
@@ -106,6 +108,7 @@ async fn receive(State(inner): State<Arc<Mutex<Inner>>>, headers: HeaderMap, bod
         id,
         timestamp: ts.parse().unwrap_or(0),
         signature_valid,
+        signature: sig,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     });
     StatusCode::from_u16(status).unwrap_or(StatusCode::OK)

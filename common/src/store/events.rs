@@ -3,7 +3,7 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::outbox;
-use crate::ids::{CompanyId, EventId};
+use crate::ids::{CompanyId, EventId, WorkflowId};
 use crate::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
 use crate::telemetry::RequestId;
 use crate::webhook::{DeliveryStatus, EventBody, EventType, WebhookEvent};
@@ -23,6 +23,7 @@ pub fn emit(
 ) -> Result<EventId, RepoError> {
     let id = EventId::generate(now);
     let event_type = event.event_type().as_str();
+    let workflow = event.workflow_id().map(|w| w.as_str().to_owned());
     let body = EventBody {
         event_id: id.clone(),
         occurred_at: now,
@@ -31,8 +32,8 @@ pub fn emit(
     let body = serde_json::to_string(&body)?;
     let at = crate::time::format(now);
     tx.execute(
-        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at, request_id) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6, ?7)",
-        params![id.as_str(), company.as_str(), event_type, url, body, at, request_id.map(RequestId::as_str)],
+        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at, request_id, workflow_id) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6, ?7, ?8)",
+        params![id.as_str(), company.as_str(), event_type, url, body, at, request_id.map(RequestId::as_str), workflow],
     )?;
     queue_first_attempt(tx, &id, company.clone(), url.into(), body, request_id.cloned())?;
     Ok(id)
@@ -43,14 +44,15 @@ pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoEr
     let outcome = serde_json::to_value(a.outcome)?;
     let outcome = outcome.as_str().unwrap_or("unknown");
     let inserted = tx.execute(
-        "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome, duration_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             a.event_id.as_str(),
             a.attempt,
             crate::time::format(a.at),
             a.status_code,
             a.error,
-            outcome
+            outcome,
+            a.duration_ms.and_then(|ms| i64::try_from(ms).ok())
         ],
     )?;
     if inserted == 0 {
@@ -179,6 +181,103 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
         request_id.as_deref().and_then(RequestId::parse),
     )?;
     Ok(())
+}
+
+/// Replays a dead event of a workflow of the company, as [`replay`] does; an event of another
+/// workflow or company is not found.
+pub fn replay_of(tx: &Connection, company: &CompanyId, workflow: &WorkflowId, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
+    let owned = tx
+        .query_row(
+            "SELECT 1 FROM webhook_events WHERE id = ?1 AND company_id = ?2 AND workflow_id = ?3",
+            [id.as_str(), company.as_str(), workflow.as_str()],
+            |_| Ok(()),
+        )
+        .optional()?;
+    owned.ok_or(RepoError::NotFound)?;
+    replay(tx, id, now)
+}
+
+/// How many of a workflow's last events its Diffusion tab shows, with their attempts.
+pub const RECENT_EVENTS: u32 = 20;
+
+/// One line of a workflow's delivery log: an event and one of its attempts (none yet while the
+/// first is on its way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub event_id: EventId,
+    pub event: EventType,
+    pub status: DeliveryStatus,
+    pub created_at: DateTime<Utc>,
+    pub attempt: Option<AttemptLine>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptLine {
+    pub attempt: u32,
+    pub at: DateTime<Utc>,
+    pub status_code: Option<u16>,
+    pub outcome: DeliveryOutcome,
+    pub duration_ms: Option<u64>,
+}
+
+/// The last [`RECENT_EVENTS`] events of a workflow with each of their attempts, newest first:
+/// the events come from an index of the workflow's events, so the cost does not grow with the
+/// company's history.
+pub fn deliveries(c: &Connection, company: &CompanyId, workflow: &WorkflowId) -> Result<Vec<Delivery>, RepoError> {
+    type Raw = (
+        String,
+        String,
+        String,
+        String,
+        Option<u32>,
+        Option<String>,
+        Option<u16>,
+        Option<String>,
+        Option<i64>,
+    );
+    let mut stmt = c.prepare(
+        "SELECT e.id, e.event_type, e.status, e.created_at, a.attempt, a.at, a.status_code, a.outcome, a.duration_ms
+         FROM (SELECT id, event_type, status, created_at FROM webhook_events
+               WHERE company_id = ?1 AND workflow_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3) e
+         LEFT JOIN webhook_attempts a ON a.event_id = e.id
+         ORDER BY e.created_at DESC, e.id DESC, a.attempt DESC",
+    )?;
+    let rows = stmt
+        .query_map(params![company.as_str(), workflow.as_str(), RECENT_EVENTS], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
+        })?
+        .collect::<Result<Vec<Raw>, _>>()?;
+    rows.into_iter()
+        .map(|(id, event, status, created_at, attempt, at, status_code, outcome, duration_ms)| {
+            let attempt = match (attempt, at, outcome) {
+                (Some(attempt), Some(at), Some(outcome)) => Some(AttemptLine {
+                    attempt,
+                    at: stored_time(&at)?,
+                    status_code,
+                    outcome: serde_json::from_value(serde_json::Value::String(outcome))?,
+                    duration_ms: duration_ms.and_then(|ms| u64::try_from(ms).ok()),
+                }),
+                _ => None,
+            };
+            Ok(Delivery {
+                event_id: stored(&id)?,
+                event: stored(&event)?,
+                status: stored(&status)?,
+                created_at: stored_time(&created_at)?,
+                attempt,
+            })
+        })
+        .collect()
 }
 
 /// Hands attempt 1 of an event to the notifier through the outbox.

@@ -317,6 +317,15 @@ ALTER TABLE api_keys ADD COLUMN created_by TEXT REFERENCES members(id);
 ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
 CREATE INDEX api_keys_by_company ON api_keys(company_id, created_at);
 "#,
+    // The Diffusion tab of a workflow lists its last deliveries: each `verification.*` event names
+    // its workflow (read back from the bodies of the events already sent), and each attempt how
+    // long the receiver took.
+    r#"
+ALTER TABLE webhook_events ADD COLUMN workflow_id TEXT;
+UPDATE webhook_events SET workflow_id = json_extract(body, '$.workflowId') WHERE event_type LIKE 'verification.%';
+CREATE INDEX webhook_events_by_workflow ON webhook_events(company_id, workflow_id, created_at) WHERE workflow_id IS NOT NULL;
+ALTER TABLE webhook_attempts ADD COLUMN duration_ms INTEGER;
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -1,9 +1,11 @@
 //! Workflows: how a company's documents are evaluated, and where their events go.
 
 use super::error::{stored, stored_time, RepoError};
-use crate::domain::DocumentCategory;
-use crate::ids::{CompanyId, WorkflowId};
+use super::events;
+use crate::domain::{Decision, DocumentCategory, Verdict};
+use crate::ids::{CompanyId, ConsultationId, EventId, WorkflowId};
 use crate::model::{Workflow, WorkflowDetail, WorkflowRules};
+use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -60,19 +62,84 @@ pub fn create(
     default_batch: bool,
     now: DateTime<Utc>,
 ) -> Result<WorkflowDetail, RepoError> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(RepoError::Invalid {
-            field: "name",
-            message: "the workflow name must have 1 to 200 characters".into(),
-        });
-    }
+    let name = checked_name(name)?;
+    checked_rules(rules, category)?;
     let id = WorkflowId::generate(now);
     tx.execute(
         "INSERT INTO workflows (id, company_id, name, category, webhook_url, rules, default_batch, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![id.as_str(), company.as_str(), name, category.as_str(), webhook_url, serde_json::to_string(rules)?, default_batch, crate::time::format(now)],
     )?;
     get(tx, company, &id)
+}
+
+/// The longest workflow name.
+pub const MAX_NAME_CHARS: usize = 200;
+
+fn checked_name(name: &str) -> Result<&str, RepoError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(RepoError::Invalid {
+            field: "name",
+            message: format!("the workflow name must have 1 to {MAX_NAME_CHARS} characters"),
+        });
+    }
+    Ok(name)
+}
+
+fn checked_rules(rules: &WorkflowRules, category: DocumentCategory) -> Result<(), RepoError> {
+    rules.check(category).map_err(|e| RepoError::Invalid {
+        field: "rules",
+        message: e.to_string(),
+    })
+}
+
+/// Renames a workflow of the company and replaces its rules (checked for its category).
+pub fn update(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &WorkflowId,
+    name: &str,
+    rules: &WorkflowRules,
+) -> Result<WorkflowDetail, RepoError> {
+    let current = get(tx, company, id)?;
+    let name = checked_name(name)?;
+    checked_rules(rules, current.workflow.document_category)?;
+    tx.execute(
+        "UPDATE workflows SET name = ?3, rules = ?4 WHERE id = ?1 AND company_id = ?2",
+        params![id.as_str(), company.as_str(), name, serde_json::to_string(rules)?],
+    )?;
+    get(tx, company, id)
+}
+
+/// Sets (or, with `None`, removes) where the workflow's `verification.*` events go. The caller
+/// has checked the destination (`notifier::validate_url`, with the operator's allow-list).
+pub fn set_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, url: Option<&str>) -> Result<WorkflowDetail, RepoError> {
+    get(tx, company, id)?;
+    tx.execute(
+        "UPDATE workflows SET webhook_url = ?3 WHERE id = ?1 AND company_id = ?2",
+        params![id.as_str(), company.as_str(), url],
+    )?;
+    get(tx, company, id)
+}
+
+/// Queues a `verification.test` event to the workflow's webhook URL: the envelope of
+/// `verification.completed`, dummy identifiers, `externalRef` = `TEST`. The operator's command
+/// and the portal's test button both send it through here.
+pub fn emit_test(tx: &Connection, workflow: &WorkflowDetail, now: DateTime<Utc>) -> Result<EventId, RepoError> {
+    let id = &workflow.workflow.id;
+    let url = workflow
+        .webhook_url
+        .as_deref()
+        .ok_or_else(|| RepoError::InvalidState(format!("workflow {id} has no webhook URL")))?;
+    let dummy = format!("CSL-{}-000000000000", now.format("%Y%m%d"));
+    let event = WebhookEvent::VerificationTest(ConsultationOutcome {
+        consultation_id: ConsultationId::parse(&dummy).map_err(|e| RepoError::Refused(e.to_string()))?,
+        workflow_id: id.clone(),
+        external_ref: Some("TEST".into()),
+        verdict: Verdict::Conforme,
+        decision: Some(Decision::Conforme),
+    });
+    events::emit(tx, &workflow.company_id, url, event, None, now)
 }
 
 /// A workflow of the company; another company's id is not found.
@@ -115,4 +182,163 @@ pub fn default_batch(c: &Connection, company: &CompanyId, category: DocumentCate
         .optional()?
         .ok_or(RepoError::NotFound)?;
     stored(&id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{DeliveryAttempt, DeliveryOutcome};
+    use crate::store::test_support::{company, memory};
+    use crate::webhook::{DeliveryStatus, EventType};
+
+    fn rules(json: &str) -> WorkflowRules {
+        serde_json::from_str(json).expect("rules")
+    }
+
+    #[test]
+    fn rules_and_names_are_checked_on_create_and_update() {
+        let c = memory();
+        let (a, now) = (company(&c), Utc::now());
+        let bad = rules(r#"{"minAge":300}"#);
+        let refused = create(&c, &a, "KYC", DocumentCategory::Identite, None, &bad, false, now);
+        assert!(matches!(refused, Err(RepoError::Invalid { field: "rules", .. })), "{refused:?}");
+        let wf = create(
+            &c,
+            &a,
+            " KYC ",
+            DocumentCategory::Identite,
+            None,
+            &rules(r#"{"minAge":18}"#),
+            false,
+            now,
+        )
+        .unwrap();
+        assert_eq!((wf.workflow.name.as_str(), wf.rules.min_age), ("KYC", Some(18)));
+
+        let id = wf.workflow.id.clone();
+        let types = rules(r#"{"acceptedDocumentTypes":["facture"]}"#);
+        assert!(matches!(
+            update(&c, &a, &id, "KYC", &types),
+            Err(RepoError::Invalid { field: "rules", .. })
+        ));
+        assert!(matches!(
+            update(&c, &a, &id, "  ", &WorkflowRules::default()),
+            Err(RepoError::Invalid { field: "name", .. })
+        ));
+        assert_eq!(get(&c, &a, &id).unwrap(), wf, "a refused update writes nothing");
+        let fra = rules(r#"{"minAge":21,"acceptedCountries":["FRA"],"systematicReview":true}"#);
+        let updated = update(&c, &a, &id, "Onboarding", &fra).unwrap();
+        assert_eq!((updated.workflow.name.as_str(), &updated.rules), ("Onboarding", &fra));
+    }
+
+    #[test]
+    fn another_company_cannot_change_a_workflow() {
+        let c = memory();
+        let (a, b, now) = (company(&c), company(&c), Utc::now());
+        let wf = create(
+            &c,
+            &a,
+            "KYC",
+            DocumentCategory::Identite,
+            None,
+            &WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        let id = &wf.workflow.id;
+        assert!(matches!(
+            update(&c, &b, id, "Mine", &WorkflowRules::default()),
+            Err(RepoError::NotFound)
+        ));
+        assert!(matches!(
+            set_webhook_url(&c, &b, id, Some("https://b.example/hook")),
+            Err(RepoError::NotFound)
+        ));
+        let set = set_webhook_url(&c, &a, id, Some("https://a.example/hook")).unwrap();
+        assert_eq!(set.webhook_url.as_deref(), Some("https://a.example/hook"));
+        assert_eq!(set_webhook_url(&c, &a, id, None).unwrap().webhook_url, None);
+    }
+
+    #[test]
+    fn test_events_are_listed_with_their_attempts_under_their_workflow() {
+        let c = memory();
+        let (a, b, now) = (company(&c), company(&c), Utc::now());
+        let wf = create(
+            &c,
+            &a,
+            "KYC",
+            DocumentCategory::Identite,
+            None,
+            &WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        let other = create(
+            &c,
+            &a,
+            "Other",
+            DocumentCategory::Identite,
+            None,
+            &WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        assert!(
+            matches!(emit_test(&c, &wf, now), Err(RepoError::InvalidState(_))),
+            "no URL, no event"
+        );
+        let wf = set_webhook_url(&c, &a, &wf.workflow.id, Some("https://a.example/hook")).unwrap();
+        let other = set_webhook_url(&c, &a, &other.workflow.id, Some("https://a.example/other")).unwrap();
+        let event = emit_test(&c, &wf, now).unwrap();
+        emit_test(&c, &other, now).unwrap();
+
+        let listed = events::deliveries(&c, &a, &wf.workflow.id).unwrap();
+        assert_eq!(listed.len(), 1, "only this workflow's event: {listed:?}");
+        assert_eq!(
+            (&listed[0].event_id, listed[0].event, listed[0].attempt.as_ref()),
+            (&event, EventType::VerificationTest, None)
+        );
+        assert!(events::deliveries(&c, &b, &wf.workflow.id).unwrap().is_empty(), "scoped by company");
+
+        for (attempt, outcome, code) in [(1, DeliveryOutcome::Retrying, 500), (2, DeliveryOutcome::Dead, 500)] {
+            events::record_attempt(
+                &c,
+                &DeliveryAttempt {
+                    event_id: event.clone(),
+                    attempt,
+                    at: now,
+                    status_code: Some(code),
+                    error: None,
+                    outcome,
+                    duration_ms: Some(12),
+                },
+            )
+            .unwrap();
+        }
+        let listed = events::deliveries(&c, &a, &wf.workflow.id).unwrap();
+        let attempts: Vec<_> = listed
+            .iter()
+            .map(|d| d.attempt.as_ref().map(|a| (a.attempt, a.status_code, a.duration_ms)))
+            .collect();
+        assert_eq!(attempts, [Some((2, Some(500), Some(12))), Some((1, Some(500), Some(12)))]);
+        assert_eq!(listed[0].status, DeliveryStatus::Dead);
+
+        assert!(
+            matches!(events::replay_of(&c, &b, &wf.workflow.id, &event, now), Err(RepoError::NotFound)),
+            "another company's event"
+        );
+        assert!(
+            matches!(events::replay_of(&c, &a, &other.workflow.id, &event, now), Err(RepoError::NotFound)),
+            "another workflow's event"
+        );
+        events::replay_of(&c, &a, &wf.workflow.id, &event, now).unwrap();
+        let listed = events::deliveries(&c, &a, &wf.workflow.id).unwrap();
+        assert_eq!(
+            (listed.len(), listed[0].status, listed[0].attempt.as_ref()),
+            (1, DeliveryStatus::Pending, None)
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod chart;
 mod cookies;
 mod csv;
 mod dashboard;
+mod diffusion;
 mod error;
 mod form;
 mod guard;
@@ -27,6 +28,8 @@ mod result;
 mod result_files;
 mod results;
 mod review_queue;
+mod workflow_form;
+mod workflows;
 
 use crate::state::AppState;
 use axum::routing::{get, post};
@@ -69,6 +72,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/consultations/{id}/images/{side}", get(result_files::image))
         .route("/portal/consultations/{id}/certificate", get(result_files::certificate))
         .route("/portal/reviews", get(review_queue::page))
+        .route("/portal/workflows", get(workflows::list).post(workflows::create))
+        .route("/portal/workflows/{id}", get(workflows::settings).post(workflows::update))
+        .route("/portal/workflows/{id}/diffusion", get(diffusion::page).post(diffusion::set_url))
+        .route("/portal/workflows/{id}/diffusion/test", post(diffusion::test))
+        .route("/portal/workflows/{id}/diffusion/rotate", post(diffusion::rotate))
+        .route("/portal/workflows/{id}/diffusion/replay/{event}", post(diffusion::replay))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
         .layer(axum::extract::DefaultBodyLimit::max(form::FORM_LIMIT))
