@@ -331,6 +331,8 @@ mod tests {
             ("external_engine_timeout_ms", "2500"),
             ("analysis_timeout_seconds", "30"),
             ("trusted_proxies", "10.0.0.0/8"),
+            ("smtp_url", "smtp://mail.example.com:25"),
+            ("smtp_from", "Sceau <portal@example.com>"),
         ];
         assert_eq!(settings.len(), keys_of::<Config>().len(), "every setting is in this table");
         for (key, text) in settings {
