@@ -96,6 +96,12 @@ async fn an_owner_joins_by_invitation_enrols_two_factor_and_signs_back_in_with_a
     }
     assert!(b.body_text().await.contains("Actes ce mois-ci"));
     b.screenshot("dashboard").await;
+    // Every section of the menu, as an owner sees it: its page, accessible, in a screenshot.
+    for nav in NAV {
+        b.click_css(&format!("[data-testid='{nav}']")).await;
+        b.assert_accessible().await;
+        b.screenshot(nav).await;
+    }
 
     // The link was single use.
     b.client.goto(&url).await.unwrap();
@@ -103,7 +109,9 @@ async fn an_owner_joins_by_invitation_enrols_two_factor_and_signs_back_in_with_a
     b.client.goto(&svc.url("/portal/account")).await.unwrap();
 
     // Two-factor enrolment: the key as text, a code from it.
+    b.assert_accessible().await;
     b.click_css("[data-testid='two-factor-enrol']").await;
+    b.assert_accessible().await;
     let secret = b.testid_text("totp-secret").await;
     assert_eq!(secret.len(), 32, "{secret}");
     b.screenshot("two-factor-enrolment").await;

@@ -21,7 +21,12 @@ const ALPHA3: &[&str] = &[
 
 /// Whether `code` is an assigned ISO 3166-1 alpha-3 code (upper case, as documents carry it).
 pub fn is_alpha3(code: &str) -> bool {
-    ALPHA3.binary_search(&code).is_ok()
+    alpha3(code).is_some()
+}
+
+/// The assigned code equal to `code`, as a `'static` string (the engine reports it).
+pub fn alpha3(code: &str) -> Option<&'static str> {
+    ALPHA3.binary_search(&code).ok().map(|i| ALPHA3[i])
 }
 
 #[cfg(test)]

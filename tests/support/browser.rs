@@ -332,6 +332,26 @@ impl Browser {
         .await;
     }
 
+    /// The page's accessibility basics (WCAG 2.1 AA as far as a script can tell): a language, one
+    /// `h1`, every visible form control labelled, every image with a text alternative, no
+    /// positive `tabindex` (keyboard order follows the page). Panics with what is missing.
+    pub async fn assert_accessible(&self) {
+        let script = r#"
+            var problems = [];
+            if (!document.documentElement.lang) problems.push('no lang on <html>');
+            if (document.querySelectorAll('h1').length !== 1) problems.push(document.querySelectorAll('h1').length + ' h1');
+            document.querySelectorAll('input:not([type=hidden]), select, textarea').forEach(function (e) {
+                var named = (e.labels && e.labels.length > 0) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
+                if (!named) problems.push('unlabelled ' + e.tagName + ' ' + (e.name || e.id));
+            });
+            document.querySelectorAll('img').forEach(function (e) { if (!e.hasAttribute('alt')) problems.push('img without alt ' + e.src); });
+            document.querySelectorAll('[tabindex]').forEach(function (e) { if (e.tabIndex > 0) problems.push('positive tabindex'); });
+            return problems;"#;
+        let problems = self.client.execute(script, vec![]).await.expect("accessibility script");
+        let url = self.client.current_url().await.map(|u| u.to_string()).unwrap_or_default();
+        assert_eq!(problems, json!([]), "accessibility of {url}");
+    }
+
     /// The path of the current page.
     pub async fn path(&self) -> String {
         let url = self.client.current_url().await.expect("current url");

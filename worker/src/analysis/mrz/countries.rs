@@ -14,24 +14,6 @@ pub enum IssuerCode {
     Unknown,
 }
 
-/// ISO 3166-1 alpha-3 (249 codes, from Debian's iso-codes), sorted for binary search.
-const ISO_ALPHA3: &[&str] = &[
-    "ABW", "AFG", "AGO", "AIA", "ALA", "ALB", "AND", "ARE", "ARG", "ARM", "ASM", "ATA", "ATF", "ATG", "AUS", "AUT", "AZE", "BDI", "BEL",
-    "BEN", "BES", "BFA", "BGD", "BGR", "BHR", "BHS", "BIH", "BLM", "BLR", "BLZ", "BMU", "BOL", "BRA", "BRB", "BRN", "BTN", "BVT", "BWA",
-    "CAF", "CAN", "CCK", "CHE", "CHL", "CHN", "CIV", "CMR", "COD", "COG", "COK", "COL", "COM", "CPV", "CRI", "CUB", "CUW", "CXR", "CYM",
-    "CYP", "CZE", "DEU", "DJI", "DMA", "DNK", "DOM", "DZA", "ECU", "EGY", "ERI", "ESH", "ESP", "EST", "ETH", "FIN", "FJI", "FLK", "FRA",
-    "FRO", "FSM", "GAB", "GBR", "GEO", "GGY", "GHA", "GIB", "GIN", "GLP", "GMB", "GNB", "GNQ", "GRC", "GRD", "GRL", "GTM", "GUF", "GUM",
-    "GUY", "HKG", "HMD", "HND", "HRV", "HTI", "HUN", "IDN", "IMN", "IND", "IOT", "IRL", "IRN", "IRQ", "ISL", "ISR", "ITA", "JAM", "JEY",
-    "JOR", "JPN", "KAZ", "KEN", "KGZ", "KHM", "KIR", "KNA", "KOR", "KWT", "LAO", "LBN", "LBR", "LBY", "LCA", "LIE", "LKA", "LSO", "LTU",
-    "LUX", "LVA", "MAC", "MAF", "MAR", "MCO", "MDA", "MDG", "MDV", "MEX", "MHL", "MKD", "MLI", "MLT", "MMR", "MNE", "MNG", "MNP", "MOZ",
-    "MRT", "MSR", "MTQ", "MUS", "MWI", "MYS", "MYT", "NAM", "NCL", "NER", "NFK", "NGA", "NIC", "NIU", "NLD", "NOR", "NPL", "NRU", "NZL",
-    "OMN", "PAK", "PAN", "PCN", "PER", "PHL", "PLW", "PNG", "POL", "PRI", "PRK", "PRT", "PRY", "PSE", "PYF", "QAT", "REU", "ROU", "RUS",
-    "RWA", "SAU", "SDN", "SEN", "SGP", "SGS", "SHN", "SJM", "SLB", "SLE", "SLV", "SMR", "SOM", "SPM", "SRB", "SSD", "STP", "SUR", "SVK",
-    "SVN", "SWE", "SWZ", "SXM", "SYC", "SYR", "TCA", "TCD", "TGO", "THA", "TJK", "TKL", "TKM", "TLS", "TON", "TTO", "TUN", "TUR", "TUV",
-    "TWN", "TZA", "UGA", "UKR", "UMI", "URY", "USA", "UZB", "VAT", "VCT", "VEN", "VGB", "VIR", "VNM", "VUT", "WLF", "WSM", "YEM", "ZAF",
-    "ZMB", "ZWE",
-];
-
 /// British nationality classes of ICAO 9303 part 3, all issued by the United Kingdom.
 const BRITISH: &[&str] = &["GBD", "GBN", "GBO", "GBP", "GBS"];
 
@@ -56,9 +38,9 @@ pub fn classify(icao: &str) -> IssuerCode {
     if NON_STATE.contains(&code) {
         return IssuerCode::NonState;
     }
-    match ISO_ALPHA3.binary_search(&code) {
-        Ok(index) => IssuerCode::Country(ISO_ALPHA3[index]),
-        Err(_) => IssuerCode::Unknown,
+    match common::country::alpha3(code) {
+        Some(iso) => IssuerCode::Country(iso),
+        None => IssuerCode::Unknown,
     }
 }
 
@@ -73,12 +55,6 @@ pub fn iso_alpha3(icao: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn table_is_sorted_and_complete() {
-        assert!(ISO_ALPHA3.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(ISO_ALPHA3.len(), 249);
-    }
 
     #[test]
     fn icao_specific_codes_map_to_iso() {
