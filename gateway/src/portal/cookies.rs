@@ -24,7 +24,11 @@ impl Cookie {
 
     /// The name in use: `__Host-` prefixed when cookies are `Secure`.
     pub fn name(self, state: &AppState) -> String {
-        if secure(state) {
+        self.name_for(secure(state))
+    }
+
+    fn name_for(self, secure: bool) -> String {
+        if secure {
             format!("__Host-{}", self.base_name())
         } else {
             self.base_name().to_owned()
@@ -48,9 +52,13 @@ impl Cookie {
     /// The `Set-Cookie` value giving it `value` (values are base64url or a language code, so
     /// they need no quoting); a session cookie unless `max_age_seconds`.
     pub fn set(self, state: &AppState, value: &str, max_age_seconds: Option<i64>) -> HeaderValue {
-        let secure = if secure(state) { "; Secure" } else { "" };
+        self.set_for(secure(state), value, max_age_seconds)
+    }
+
+    fn set_for(self, secure: bool, value: &str, max_age_seconds: Option<i64>) -> HeaderValue {
+        let flag = if secure { "; Secure" } else { "" };
         let max_age = max_age_seconds.map(|s| format!("; Max-Age={s}")).unwrap_or_default();
-        let text = format!("{}={value}; Path=/; HttpOnly; SameSite=Lax{secure}{max_age}", self.name(state));
+        let text = format!("{}={value}; Path=/; HttpOnly; SameSite=Lax{flag}{max_age}", self.name_for(secure));
         HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("sceau_invalid=; Max-Age=0"))
     }
 
@@ -63,4 +71,17 @@ impl Cookie {
 /// Whether the portal is served over https, so its cookies must be `Secure`.
 pub fn secure(state: &AppState) -> bool {
     state.public_base.starts_with("https://")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behind_https_cookies_are_secure_and_host_prefixed() {
+        let secure = Cookie::Session.set_for(true, "abc", None);
+        assert_eq!(secure, "__Host-sceau_session=abc; Path=/; HttpOnly; SameSite=Lax; Secure");
+        let plain = Cookie::Lang.set_for(false, "en", Some(60));
+        assert_eq!(plain, "sceau_lang=en; Path=/; HttpOnly; SameSite=Lax; Max-Age=60");
+    }
 }
