@@ -291,3 +291,80 @@ async fn pages_carry_a_strict_policy_and_sessions_end_when_idle() {
     let idle = login.get("/portal/").await;
     assert_eq!((idle.status, idle.location.as_deref()), (303, Some("/portal/login")));
 }
+
+#[tokio::test]
+async fn a_member_changes_their_password_and_revokes_their_other_sessions() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let laptop = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+    let phone = Member::new(&svc, "owner@example.fr");
+    assert_eq!(phone.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
+    let tablet = Member::new(&svc, "owner@example.fr");
+    assert_eq!(tablet.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
+
+    // Three sessions listed; the phone's revoked from the laptop.
+    let account = laptop.get("/portal/account").await;
+    assert_eq!(account.body.matches("data-testid=\"session-row\"").count(), 3);
+    let phone_id = {
+        let page = phone.get("/portal/account").await;
+        assert!(page.body.contains("cette session"));
+        // The phone's own row has no revoke form; the laptop sees it with one. Find the phone's id
+        // as the one id the phone's page does not offer to revoke.
+        let ids = |body: &str| -> Vec<String> {
+            body.match_indices("/portal/account/sessions/")
+                .map(|(i, _)| body[i + 25..i + 46].to_owned())
+                .collect()
+        };
+        let from_laptop = ids(&account.body);
+        let from_phone = ids(&page.body);
+        from_laptop
+            .into_iter()
+            .find(|id| !from_phone.contains(id))
+            .expect("the phone's session id")
+    };
+    let revoked = laptop
+        .submit("/portal/account", &format!("/portal/account/sessions/{phone_id}/revoke"), &[])
+        .await;
+    assert_eq!(revoked.location.as_deref(), Some("/portal/account?flash=revoked"));
+    assert_eq!(
+        phone.get("/portal/").await.location.as_deref(),
+        Some("/portal/login"),
+        "the phone is signed out"
+    );
+    assert_eq!(tablet.get("/portal/").await.status, 200);
+
+    // A wrong current password changes nothing; the right one ends the other sessions.
+    let new = "another long passphrase";
+    let refused = laptop
+        .submit(
+            "/portal/account",
+            "/portal/account/password",
+            &[("currentPassword", "wrong one"), ("password", new), ("passwordConfirm", new)],
+        )
+        .await;
+    assert_eq!(refused.status, 422);
+    let short = laptop
+        .submit(
+            "/portal/account",
+            "/portal/account/password",
+            &[("currentPassword", PASSWORD), ("password", "short"), ("passwordConfirm", "short")],
+        )
+        .await;
+    assert_eq!(short.status, 422);
+    let changed = laptop
+        .submit(
+            "/portal/account",
+            "/portal/account/password",
+            &[("currentPassword", PASSWORD), ("password", new), ("passwordConfirm", new)],
+        )
+        .await;
+    assert_eq!(changed.location.as_deref(), Some("/portal/account?flash=password"));
+    assert_eq!(laptop.get("/portal/").await.status, 200, "this session stays");
+    assert_eq!(
+        tablet.get("/portal/").await.location.as_deref(),
+        Some("/portal/login"),
+        "the others end"
+    );
+    assert_eq!(tablet.sign_in(PASSWORD).await.status, 401, "the old password is gone");
+    assert_eq!(tablet.sign_in(new).await.location.as_deref(), Some("/portal/"));
+}
