@@ -2,12 +2,10 @@
 //! disabling, the owner rules), the settings that change the API's behaviour, the audit log with
 //! its CSV export, and usage. In Chromium for the owner's path, over HTTP for the rules.
 
-mod support;
-
-use support::browser::{Browser, Screen};
-use support::portal::{Member, PASSWORD};
-use support::smtp::Smtp;
-use support::Service;
+use crate::support::browser::{Browser, Screen};
+use crate::support::portal::{Member, PASSWORD};
+use crate::support::smtp::Smtp;
+use crate::support::Service;
 
 const ADMIN_PDF: &str = "/work/shared/data/samples/administratif/sample-domicile-v03-photo.jpg";
 

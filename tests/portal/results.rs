@@ -4,21 +4,19 @@
 //! over plain HTTP, the roles without images are refused the images, the certificate and the
 //! review, another company's result is not found, and the results list filters and pages.
 
-mod support;
-
+use crate::support::browser::{Browser, Screen};
+use crate::support::journey::{self, WAIT};
+use crate::support::portal::{Member, Page, PASSWORD};
+use crate::support::receiver::Receiver;
+use crate::support::{Company, Service};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::time::Duration;
-use support::browser::{Browser, Screen};
-use support::journey::{self, WAIT};
-use support::portal::{Member, Page, PASSWORD};
-use support::receiver::Receiver;
-use support::{Company, Service};
 
 /// A journey whose front photo has no machine-readable zone (`suspect`, so `a_verifier`): its
 /// result waits for a review, with a recto and a selfie. Returns the result id and the images.
 async fn pending_review(svc: &Service, co: &Company, workflow: &str) -> (String, Vec<u8>, Vec<u8>) {
-    let (photo, selfie) = (support::png(320, 7), support::png(200, 8));
+    let (photo, selfie) = (crate::support::png(320, 7), crate::support::png(200, 8));
     let files: [(&str, &[u8], &str); 2] = [("front", &photo, "image/png"), ("selfie", &selfie, "image/png")];
     let (_, csl) = journey::complete(svc, co, workflow, "Durand-7", &files).await;
     let (s, read) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}")).await;
@@ -262,10 +260,10 @@ async fn images_certificate_and_decisions_are_for_their_roles_and_company_only()
 async fn processed_batch(svc: &Service, key: &str, n: usize) {
     let batch = svc.open_batch(key, None).await;
     for i in 0..n {
-        let body = json!({ "documentCategory": "identite", "document": support::b64(&support::png(8, i as u8)), "externalRef": format!("doc-{i}") });
+        let body = json!({ "documentCategory": "identite", "document": crate::support::b64(&crate::support::png(8, i as u8)), "externalRef": format!("doc-{i}") });
         assert_eq!(svc.post(key, &format!("/api/v1/batches/{batch}/documents"), body).await.0, 201);
     }
-    let admin = json!({ "documentCategory": "administratif", "document": support::b64(&support::pdf(1)), "externalRef": "admin-doc" });
+    let admin = json!({ "documentCategory": "administratif", "document": crate::support::b64(&crate::support::pdf(1)), "externalRef": "admin-doc" });
     assert_eq!(svc.post(key, &format!("/api/v1/batches/{batch}/documents"), admin).await.0, 201);
     svc.post(key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
     svc.wait_batch(key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")

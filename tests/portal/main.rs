@@ -3,7 +3,14 @@
 //! under `test-artifacts/browser/<mode>/<test>/`; the security rules (throttled sign-in, CSRF,
 //! cross-site posts, session expiry) over plain HTTP, where each answer can be read exactly.
 
+#[path = "../support/mod.rs"]
 mod support;
+
+mod keys_batches;
+mod results;
+mod roles;
+mod team;
+mod workflows;
 
 use ring::hmac;
 use support::browser::{Browser, Screen};

@@ -4,13 +4,11 @@
 //! audit log or the service's log; batches are seen by the roles that may and canceled through
 //! the API's own operation by those that may cancel.
 
-mod support;
-
+use crate::support::browser::{Browser, Screen};
+use crate::support::portal::{Member, PASSWORD};
+use crate::support::Service;
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::browser::{Browser, Screen};
-use support::portal::{Member, PASSWORD};
-use support::Service;
 
 /// The key's row on the page being shown, found by the key's prefix.
 async fn row_text(b: &Browser, prefix: &str) -> String {
@@ -197,7 +195,7 @@ async fn keys_need_the_group_licence_and_a_role_that_manages_them() {
     // Its last use is written once a minute, not once per request.
     let prefix = &co.key[..16];
     // (used above already)
-    support::eventually(Duration::from_secs(5), "the first use recorded", || async {
+    crate::support::eventually(Duration::from_secs(5), "the first use recorded", || async {
         stored_last_use(&svc, prefix).is_some()
     })
     .await;
@@ -215,7 +213,7 @@ async fn keys_need_the_group_licence_and_a_role_that_manages_them() {
     .expect("age the last use");
     let aged = stored_last_use(&svc, prefix);
     assert_eq!(svc.get(&co.key, "/api/v1/workflows").await.0, 200);
-    support::eventually(Duration::from_secs(5), "a use recorded again after a minute", || async {
+    crate::support::eventually(Duration::from_secs(5), "a use recorded again after a minute", || async {
         stored_last_use(&svc, prefix) > aged
     })
     .await;
@@ -228,7 +226,7 @@ async fn batches_are_seen_by_viewers_and_canceled_by_developers_through_the_api_
     let svc = Service::start(&[]).await;
     let co = svc.company();
     let batch = svc.open_batch(&co.key, None).await;
-    let (status, body) = svc.deposit(&co.key, &batch, "identite", &support::png(64, 1)).await;
+    let (status, body) = svc.deposit(&co.key, &batch, "identite", &crate::support::png(64, 1)).await;
     assert!((200..300).contains(&status), "{status} {body}");
 
     // A viewer sees the batch and its document, not the cancel button, and may not cancel.

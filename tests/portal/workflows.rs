@@ -2,14 +2,12 @@
 //! binary, real HTTP, a real webhook receiver verifying signatures, headless Chromium with a
 //! screenshot of every step under `test-artifacts/browser/<mode>/portal_workflows/`.
 
-mod support;
-
+use crate::support::browser::{Browser, Screen};
+use crate::support::portal::{Member, Page, PASSWORD};
+use crate::support::receiver::Receiver;
+use crate::support::Service;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use support::browser::{Browser, Screen};
-use support::portal::{Member, Page, PASSWORD};
-use support::receiver::Receiver;
-use support::Service;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -480,7 +478,7 @@ async fn a_dead_event_is_replayed_from_the_diffusion_tab() {
     assert_eq!((sent.status, sent.location), (303, Some(format!("{diffusion}?flash=test_sent"))));
     let got = hook.wait_for(3, WAIT).await;
     let event = got[0].id.clone();
-    support::eventually(WAIT, "the event is dead-lettered", || async {
+    crate::support::eventually(WAIT, "the event is dead-lettered", || async {
         let dead = svc.admin(&["webhook", "dead-letters", "--company", &co.id]);
         dead["data"].as_array().unwrap().len() == 1 && dead["data"][0]["eventId"] == event.as_str()
     })
@@ -510,7 +508,7 @@ async fn a_dead_event_is_replayed_from_the_diffusion_tab() {
     let got = hook.wait_for(4, WAIT).await;
     assert_eq!(got[3].id, event, "the same event, delivered again");
     assert!(got[3].signature_valid);
-    support::eventually(WAIT, "the replayed event is delivered", || async {
+    crate::support::eventually(WAIT, "the replayed event is delivered", || async {
         let e = &svc.admin(&["webhook", "list", "--company", &co.id])["data"][0];
         e["status"] == "delivered" && e["attempts"] == 1
     })

@@ -4,11 +4,9 @@
 //! otherwise change something, so one company serves the whole matrix. Also: each role's menu
 //! holds exactly its sections, and the pages speak English when the browser asks.
 
-mod support;
-
-use support::journey::workflow;
-use support::portal::Member;
-use support::Service;
+use crate::support::journey::workflow;
+use crate::support::portal::Member;
+use crate::support::Service;
 
 const ROLES: [&str; 5] = ["owner", "admin", "developer", "reviewer", "viewer"];
 
