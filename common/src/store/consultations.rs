@@ -122,6 +122,21 @@ pub fn list(
     cursor: Option<Cursor>,
     limit: u32,
 ) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
+    let (sql, args) = list_query(company, filter, cursor, limit);
+    let mut stmt = c.prepare(&sql)?;
+    let mut rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
+    let next = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|row| Cursor(row.seq))
+    } else {
+        None
+    };
+    let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
+    Ok((page, next))
+}
+
+/// The SQL of [`list`] and its arguments: one more row than the page, to know if another follows.
+fn list_query(company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limit: u32) -> (String, Vec<SqlValue>) {
     let mut sql = format!("SELECT {COLUMNS} FROM consultations WHERE company_id = ?");
     let mut args: Vec<SqlValue> = vec![company.to_string().into()];
     let mut add = |clause: &str, v: SqlValue| {
@@ -144,19 +159,13 @@ pub fn list(
         add(" AND external_ref = ?", r.clone().into());
     }
     if let Some(t) = filter.created_after {
-        add(" AND created_at > ?", crate::time::format(t).into());
+        // `+`: not a range on `consultations_by_day` (every result since then, read and sorted)
+        // but a check on the date `consultations_by_company_time` holds beside `seq`, the page
+        // filling from the newest results down.
+        add(" AND +created_at > ?", crate::time::format(t).into());
     }
     add(" ORDER BY seq DESC LIMIT ?", (i64::from(limit) + 1).into());
-    let mut stmt = c.prepare(&sql)?;
-    let mut rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|row| Cursor(row.seq))
-    } else {
-        None
-    };
-    let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
-    Ok((page, next))
+    (sql, args)
 }
 
 /// A consultation about to be recorded.
@@ -458,6 +467,65 @@ mod tests {
         let later = now + Duration::days(3651 - 400);
         let due = store.read(move |c| images_past_retention(c, later, 150)).await.unwrap();
         assert_eq!(due.len(), 150, "once A's images are due, they go in bounded chunks");
+    }
+
+    #[test]
+    fn each_filter_of_the_list_seeks_an_index_in_page_order() {
+        let conn = crate::store::test_support::memory();
+        let company = CompanyId::generate(Utc::now());
+        let plan = |filter: Filter| -> Vec<String> {
+            let (sql, args) = list_query(&company, &filter, Some(Cursor(1_000)), 25);
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let rows = stmt.query_map(params_from_iter(args), |r| r.get::<_, String>(3)).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let workflow = WorkflowId::generate(Utc::now());
+        let cases = [
+            (Filter::default(), "consultations_by_company_time (company_id=? AND seq<?)"),
+            (
+                Filter {
+                    verdict: Some(Verdict::Suspect),
+                    ..Filter::default()
+                },
+                "consultations_by_verdict (company_id=? AND verdict=? AND seq<?)",
+            ),
+            (
+                Filter {
+                    decision: Some(Decision::AVerifier),
+                    ..Filter::default()
+                },
+                "consultations_by_decision (company_id=? AND decision=? AND seq<?)",
+            ),
+            (
+                Filter {
+                    workflow_id: Some(workflow),
+                    ..Filter::default()
+                },
+                "consultations_by_workflow (company_id=? AND workflow_id=? AND seq<?)",
+            ),
+            (
+                Filter {
+                    external_ref: Some("r".into()),
+                    ..Filter::default()
+                },
+                "consultations_by_external_ref (company_id=? AND external_ref=? AND seq<?)",
+            ),
+            (
+                Filter {
+                    created_after: Some(Utc::now()),
+                    ..Filter::default()
+                },
+                "consultations_by_company_time (company_id=? AND seq<?)",
+            ),
+        ];
+        for (filter, index) in cases {
+            let plan = plan(filter.clone());
+            assert_eq!(plan.len(), 1, "no sort of what the filter matched: {filter:?} {plan:?}");
+            assert!(
+                plan[0].starts_with("SEARCH consultations USING INDEX") && plan[0].ends_with(index),
+                "{filter:?}: {plan:?}"
+            );
+        }
     }
 
     #[tokio::test]
