@@ -11,6 +11,7 @@ pub mod membership;
 pub mod messages;
 pub mod pdf_prescan;
 pub mod private_fs;
+pub mod qr;
 pub mod queue;
 pub mod redis;
 pub mod sandbox;

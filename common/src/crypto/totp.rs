@@ -4,7 +4,7 @@
 //! used, so a code seen over a shoulder cannot be replayed within its window.
 
 use chrono::{DateTime, Utc};
-use qrcode::{Color, EcLevel, QrCode};
+use qrcode::{EcLevel, QrCode};
 use std::fmt;
 use subtle::ConstantTimeEq;
 use totp_rs::{Algorithm, TOTP};
@@ -98,21 +98,9 @@ pub fn qr_svg(data: &str) -> Result<String, TotpError> {
     let width = code.width();
     let side = width + 2 * QUIET_ZONE;
     let mut path = String::new();
-    for (row, line) in code.to_colors().chunks(width).enumerate() {
-        // One rectangle per run of dark modules: a few hundred path commands instead of a thousand.
-        let mut col = 0;
-        while col < width {
-            if line[col] != Color::Dark {
-                col += 1;
-                continue;
-            }
-            let start = col;
-            while col < width && line[col] == Color::Dark {
-                col += 1;
-            }
-            let run = col - start;
-            path.push_str(&format!("M{} {}h{run}v1h-{run}z", start + QUIET_ZONE, row + QUIET_ZONE));
-        }
+    for run in crate::qr::dark_runs(&code) {
+        let (x, y, len) = (run.start + QUIET_ZONE, run.row + QUIET_ZONE, run.len);
+        path.push_str(&format!("M{x} {y}h{len}v1h-{len}z"));
     }
     let px = side * MODULE_PX;
     Ok(format!(
@@ -278,7 +266,7 @@ mod tests {
         // The path redraws exactly the modules of the code.
         let code = QrCode::with_error_correction_level(url.as_bytes(), EcLevel::M).unwrap();
         let width = code.width();
-        let mut drawn = vec![Color::Light; width * width];
+        let mut drawn = vec![qrcode::Color::Light; width * width];
         let d = svg.split(" d=\"").nth(1).unwrap().trim_end_matches("\"/></svg>");
         for rect in d.split('M').filter(|r| !r.is_empty()) {
             let (x, rest) = rect.split_once(' ').unwrap();
@@ -286,7 +274,7 @@ mod tests {
             let (w, _) = rest.split_once('v').unwrap();
             let (x, y, w): (usize, usize, usize) = (x.parse().unwrap(), y.parse().unwrap(), w.parse().unwrap());
             for col in x - QUIET_ZONE..x - QUIET_ZONE + w {
-                drawn[(y - QUIET_ZONE) * width + col] = Color::Dark;
+                drawn[(y - QUIET_ZONE) * width + col] = qrcode::Color::Dark;
             }
         }
         assert_eq!(drawn, code.to_colors());
