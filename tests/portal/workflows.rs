@@ -311,6 +311,67 @@ async fn invalid_rules_and_destinations_are_refused_with_422_and_nothing_is_writ
         )
     );
 
+    // The category is editable too, its rules checked against the new one; the default batch
+    // workflow of a category keeps its category.
+    let unknown = dev
+        .submit(&settings, &settings, &[("name", "Renamed"), ("category", "autre")])
+        .await;
+    assert_refused(&unknown, "update to an unknown category");
+    let mismatched = dev
+        .submit(
+            &settings,
+            &settings,
+            &[
+                ("name", "Renamed"),
+                ("category", "administratif"),
+                ("acceptedDocumentTypes", "passeport"),
+            ],
+        )
+        .await;
+    assert_refused(&mismatched, "a passport in an administrative workflow");
+    assert_eq!(workflow(&svc, &co.id, &id)["documentCategory"], "identite", "nothing written");
+    let moved = dev
+        .submit(
+            &settings,
+            &settings,
+            &[
+                ("name", "Justificatifs"),
+                ("category", "administratif"),
+                ("acceptedDocumentTypes", "facture"),
+            ],
+        )
+        .await;
+    assert_eq!(moved.status, 303, "{}", moved.body);
+    let wf = workflow(&svc, &co.id, &id);
+    assert_eq!(
+        (&wf["name"], &wf["documentCategory"], &wf["rules"]),
+        (
+            &Value::from("Justificatifs"),
+            &Value::from("administratif"),
+            &serde_json::json!({"acceptedDocumentTypes": ["facture"], "systematicReview": false})
+        )
+    );
+    let shown = dev.get(&settings).await;
+    assert!(
+        shown.body.contains("<option value=\"administratif\" selected>"),
+        "the settings tab shows the new category: {}",
+        shown.body
+    );
+    let default_batch = workflows(&svc, &co.id)
+        .into_iter()
+        .find(|w| w["defaultBatch"] == true && w["documentCategory"] == "identite")
+        .expect("the identity category's default batch workflow");
+    let batch_settings = format!("/portal/workflows/{}", default_batch["id"].as_str().unwrap());
+    let kept = dev
+        .submit(&batch_settings, &batch_settings, &[("name", "Lots"), ("category", "administratif")])
+        .await;
+    assert_refused(&kept, "the default batch workflow's category");
+    assert!(kept.body.contains("garde sa catégorie"), "{}", kept.body);
+    assert_eq!(
+        workflow(&svc, &co.id, default_batch["id"].as_str().unwrap())["documentCategory"],
+        "identite"
+    );
+
     // Destinations: the notifier's guard, with nothing allow-listed.
     let diffusion = format!("{settings}/diffusion");
     for url in [
@@ -350,7 +411,8 @@ async fn invalid_rules_and_destinations_are_refused_with_422_and_nothing_is_writ
             n("workflow.webhook_url"),
             n("workflow.webhook_test")
         ),
-        (1, 1, 2, 0),
+        // Two updates saved (rules, then category); the refused ones leave no row.
+        (1, 2, 2, 0),
         "{actions:?}"
     );
 }

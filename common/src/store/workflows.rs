@@ -93,22 +93,41 @@ fn checked_rules(rules: &WorkflowRules, category: DocumentCategory) -> Result<()
     })
 }
 
-/// Renames a workflow of the company and replaces its rules (checked for its category).
+/// Renames a workflow of the company, sets its category and replaces its rules (checked for
+/// that category). A category's default batch workflow keeps its category: batches deposited
+/// without a workflow are found through it.
 pub fn update(
     tx: &Connection,
     company: &CompanyId,
     id: &WorkflowId,
     name: &str,
+    category: DocumentCategory,
     rules: &WorkflowRules,
 ) -> Result<WorkflowDetail, RepoError> {
     let current = get(tx, company, id)?;
     let name = checked_name(name)?;
-    checked_rules(rules, current.workflow.document_category)?;
+    if category != current.workflow.document_category && is_default_batch(tx, id)? {
+        return Err(RepoError::Invalid {
+            field: "category",
+            message: "the default batch workflow of a category keeps its category".to_owned(),
+        });
+    }
+    checked_rules(rules, category)?;
     tx.execute(
-        "UPDATE workflows SET name = ?3, rules = ?4 WHERE id = ?1 AND company_id = ?2",
-        params![id.as_str(), company.as_str(), name, serde_json::to_string(rules)?],
+        "UPDATE workflows SET name = ?3, category = ?4, rules = ?5 WHERE id = ?1 AND company_id = ?2",
+        params![
+            id.as_str(),
+            company.as_str(),
+            name,
+            category.as_str(),
+            serde_json::to_string(rules)?
+        ],
     )?;
     get(tx, company, id)
+}
+
+fn is_default_batch(tx: &Connection, id: &WorkflowId) -> Result<bool, RepoError> {
+    Ok(tx.query_row("SELECT default_batch FROM workflows WHERE id = ?1", [id.as_str()], |r| r.get(0))?)
 }
 
 /// Sets (or, with `None`, removes) where the workflow's `verification.*` events go. The caller
@@ -218,17 +237,39 @@ mod tests {
         let id = wf.workflow.id.clone();
         let types = rules(r#"{"acceptedDocumentTypes":["facture"]}"#);
         assert!(matches!(
-            update(&c, &a, &id, "KYC", &types),
+            update(&c, &a, &id, "KYC", DocumentCategory::Identite, &types),
             Err(RepoError::Invalid { field: "rules", .. })
         ));
         assert!(matches!(
-            update(&c, &a, &id, "  ", &WorkflowRules::default()),
+            update(&c, &a, &id, "  ", DocumentCategory::Identite, &WorkflowRules::default()),
             Err(RepoError::Invalid { field: "name", .. })
         ));
         assert_eq!(get(&c, &a, &id).unwrap(), wf, "a refused update writes nothing");
         let fra = rules(r#"{"minAge":21,"acceptedCountries":["FRA"],"systematicReview":true}"#);
-        let updated = update(&c, &a, &id, "Onboarding", &fra).unwrap();
+        let updated = update(&c, &a, &id, "Onboarding", DocumentCategory::Identite, &fra).unwrap();
         assert_eq!((updated.workflow.name.as_str(), &updated.rules), ("Onboarding", &fra));
+
+        // A new category: the rules are checked against it.
+        let invoices = rules(r#"{"acceptedDocumentTypes":["facture"]}"#);
+        assert!(matches!(
+            update(&c, &a, &id, "Justificatifs", DocumentCategory::Identite, &invoices),
+            Err(RepoError::Invalid { field: "rules", .. })
+        ));
+        let moved = update(&c, &a, &id, "Justificatifs", DocumentCategory::Administratif, &invoices).unwrap();
+        assert_eq!(moved.workflow.document_category, DocumentCategory::Administratif);
+        assert_eq!(moved.rules, invoices);
+    }
+
+    #[test]
+    fn a_default_batch_workflow_keeps_its_category() {
+        let c = memory();
+        let a = company(&c);
+        let id = default_batch(&c, &a, DocumentCategory::Identite).unwrap();
+        let refused = update(&c, &a, &id, "Lots", DocumentCategory::Administratif, &WorkflowRules::default());
+        assert!(matches!(refused, Err(RepoError::Invalid { field: "category", .. })), "{refused:?}");
+        let renamed = update(&c, &a, &id, "Lots", DocumentCategory::Identite, &WorkflowRules::default()).unwrap();
+        assert_eq!(renamed.workflow.name, "Lots");
+        assert_eq!(default_batch(&c, &a, DocumentCategory::Identite).unwrap(), id);
     }
 
     #[test]
@@ -248,7 +289,7 @@ mod tests {
         .unwrap();
         let id = &wf.workflow.id;
         assert!(matches!(
-            update(&c, &b, id, "Mine", &WorkflowRules::default()),
+            update(&c, &b, id, "Mine", DocumentCategory::Identite, &WorkflowRules::default()),
             Err(RepoError::NotFound)
         ));
         assert!(matches!(

@@ -303,6 +303,7 @@ words! {
     wf_review_short: "Revue systématique", "Systematic review";
     wf_err_name: "Le nom doit compter de 1 à 200 caractères.", "The name must have 1 to 200 characters.";
     wf_err_category: "Choisissez une catégorie de documents.", "Choose a document category.";
+    wf_err_default_batch: "Le workflow des lots par défaut d’une catégorie garde sa catégorie.", "A category’s default batch workflow keeps its category.";
     wf_err_min_age: "L’âge minimum doit être un nombre entier entre 1 et 120.", "The minimum age must be a whole number between 1 and 120.";
     wf_err_country: "Code pays ISO alpha-3 inconnu :", "Unknown ISO alpha-3 country code:";
     wf_err_type: "Type de document inconnu ou d’une autre catégorie :", "Unknown document type, or one of another category:";

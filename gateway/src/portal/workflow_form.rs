@@ -64,7 +64,7 @@ impl RulesInput {
         }
     }
 
-    /// The category chosen (create form); `None` when it is not one.
+    /// The category chosen; `None` when it is not one.
     pub fn category(&self) -> Option<DocumentCategory> {
         self.category.parse().ok()
     }
@@ -117,23 +117,18 @@ impl RulesInput {
     }
 }
 
-/// The name and rule fields. `category` is `None` on the create form (a select of both
-/// categories, each with its document types) and fixed on an existing workflow.
-pub fn fields(input: &RulesInput, category: Option<DocumentCategory>, lang: Lang) -> Markup {
+/// The name, category and rule fields, on the create form and the settings tab alike: the
+/// document types of both categories are offered, each under its category's name, and the rules
+/// are checked against the category chosen.
+pub fn fields(input: &RulesInput, lang: Lang) -> Markup {
     let t = lang.portal();
-    let groups: Vec<DocumentCategory> = match category {
-        Some(c) => vec![c],
-        None => DocumentCategory::ALL.to_vec(),
-    };
     html! {
         label for="wf-name" { (t.wf_name) }
         input #wf-name type="text" name="name" value=(input.name) maxlength=(MAX_NAME_CHARS) required;
-        @if category.is_none() {
-            label for="wf-category" { (t.wf_category) }
-            select #wf-category name="category" {
-                @for c in DocumentCategory::ALL {
-                    option value=(c.as_str()) selected[input.category == c.as_str()] { (labels::category(*c, lang)) }
-                }
+        label for="wf-category" { (t.wf_category) }
+        select #wf-category name="category" {
+            @for c in DocumentCategory::ALL {
+                option value=(c.as_str()) selected[input.category == c.as_str()] { (labels::category(*c, lang)) }
             }
         }
         label for="wf-min-age" { (t.wf_min_age) }
@@ -145,10 +140,8 @@ pub fn fields(input: &RulesInput, category: Option<DocumentCategory>, lang: Lang
         fieldset {
             legend { (t.wf_types) }
             p.hint { (t.wf_types_hint) }
-            @for group in &groups {
-                @if category.is_none() {
-                    p { strong { (labels::category(*group, lang)) } }
-                }
+            @for group in DocumentCategory::ALL {
+                p { strong { (labels::category(*group, lang)) } }
                 @for kind in DocumentType::ALL.iter().filter(|k| k.category() == Some(*group)) {
                     div.check {
                         input id=(format!("wf-type-{}", kind.as_str())) type="checkbox" name="acceptedDocumentTypes" value=(kind.as_str())

@@ -98,7 +98,7 @@ async fn render_list(
         h2 #new-workflow { (t.wf_new) }
         form method="post" action=(SECTION) data-testid="workflow-create" aria-labelledby="new-workflow" {
             input type="hidden" name="csrf" value=(signed.session.csrf_token);
-            (workflow_form::fields(input, None, lang))
+            (workflow_form::fields(input, lang))
             button type="submit" { (t.wf_create) }
         }
     };
@@ -179,14 +179,15 @@ fn render_settings(signed: &Signed, wf: &WorkflowDetail, input: &RulesInput, not
         }
         form method="post" action=(format!("{SECTION}/{}", wf.workflow.id)) data-testid="workflow-settings" {
             input type="hidden" name="csrf" value=(signed.session.csrf_token);
-            (workflow_form::fields(input, Some(wf.workflow.document_category), lang))
+            (workflow_form::fields(input, lang))
             button type="submit" { (t.wf_save) }
         }
     };
     layout::with_status(layout::page(signed, SECTION, &wf.workflow.name, notice, body), status)
 }
 
-/// `POST /portal/workflows/{id}`: renames the workflow and replaces its rules.
+/// `POST /portal/workflows/{id}`: renames the workflow, sets its category and replaces its
+/// rules. A form without a category keeps the workflow's.
 pub async fn update(
     State(state): State<AppState>,
     signed: Signed,
@@ -199,7 +200,14 @@ pub async fn update(
     let wf = load(&state, &signed, &id).await?;
     let lang = signed.lang;
     let refuse = |text: String| render_settings(&signed, &wf, &input, Some(Notice::Error(&text)), StatusCode::UNPROCESSABLE_ENTITY);
-    let rules = match input.rules(wf.workflow.document_category, lang) {
+    let category = match input.category.as_str() {
+        "" => wf.workflow.document_category,
+        _ => match input.category() {
+            Some(category) => category,
+            None => return Ok(refuse(signed.lang.portal().wf_err_category.to_owned())),
+        },
+    };
+    let rules = match input.rules(category, lang) {
         Ok(rules) => rules,
         Err(problem) => return Ok(refuse(problem.text)),
     };
@@ -208,13 +216,14 @@ pub async fn update(
     let written = state
         .store
         .write(move |tx| {
-            let wf = workflows::update(tx, &company, &wf_id, &name, &rules)?;
+            let wf = workflows::update(tx, &company, &wf_id, &name, category, &rules)?;
             audit::record(tx, &company, &acting.entry(AuditAction::WorkflowUpdated, wf_id.as_str(), now))?;
             Ok::<_, RepoError>(wf)
         })
         .await;
     match written {
         Ok(_) => Ok(Redirect::to(&format!("{SECTION}/{}?flash=saved", wf.workflow.id)).into_response()),
+        Err(RepoError::Invalid { field: "category", .. }) => Ok(refuse(signed.lang.portal().wf_err_default_batch.to_owned())),
         Err(RepoError::Invalid { message, .. }) => Ok(refuse(message)),
         Err(e) => Err(e.into()),
     }
