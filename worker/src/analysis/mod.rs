@@ -8,6 +8,7 @@ pub mod external;
 pub mod forensics;
 pub mod issuer;
 pub mod mrz;
+pub mod orientation;
 pub mod pdf_tree;
 pub mod sandboxed;
 pub mod text;

@@ -22,11 +22,13 @@ pub struct PageReading {
     forensics: Vec<Anomaly>,
 }
 
-/// Reads the page: its seal, its visible text and its forensic findings.
+/// Reads the page: its seal, its visible text (straightened as the seal shows the page turned)
+/// and its forensic findings.
 pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageReading {
+    let (seal, turn) = seal::find(file, trust);
     PageReading {
-        seal: seal::find(file, trust),
-        text: page::visible_text(file, ocr),
+        seal,
+        text: page::visible_text(file, ocr, turn),
         forensics: page::forensic_findings(file),
     }
 }

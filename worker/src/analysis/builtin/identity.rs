@@ -11,6 +11,7 @@ use super::findings::{Evidence, Findings};
 use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::mrz::{self, read::read_zone, Mrz};
+use crate::analysis::orientation::Turn;
 use crate::analysis::text::{ocr::Ocr, VisibleText};
 use crate::analysis::twoddoc::TrustStore;
 
@@ -36,24 +37,33 @@ pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today
     };
     for side in sides {
         reading.forensics.extend(page::forensic_findings(side));
+        // The seal first: its symbol says how the side is turned, for the zone and the text.
+        let (seal, seal_turn) = match reading.seal {
+            SealOutcome::Absent => seal::find(side, trust),
+            _ => (SealOutcome::Absent, Turn::Upright),
+        };
         if reading.mrz.is_none() {
-            reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, today));
+            reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, seal_turn, today));
         }
-        if matches!(reading.seal, SealOutcome::Absent) {
-            reading.seal = seal::find(side, trust);
-            if matches!(reading.seal, SealOutcome::Read(_)) {
-                reading.seal_side_text = page::visible_text(side, ocr);
-            }
+        if matches!(seal, SealOutcome::Read(_)) {
+            reading.seal_side_text = page::visible_text(side, ocr, seal_turn);
+        }
+        if !matches!(seal, SealOutcome::Absent) {
+            reading.seal = seal;
         }
     }
     reading
 }
 
-/// The zone of one side, parsed; `None` when no zone is found or its text has no MRZ layout.
-fn zone_of(image: &image::DynamicImage, today: NaiveDate) -> Option<Mrz> {
-    let zone = read_zone(image).ok()?;
-    let lines: Vec<&str> = zone.lines.iter().map(String::as_str).collect();
-    mrz::parse_at(&lines, today).ok()
+/// The zone of one side, parsed; `None` when no zone is found, or its text has no MRZ layout,
+/// whichever way the side is turned. The turn `likely` (the seal's) is tried first.
+fn zone_of(image: &image::DynamicImage, likely: Turn, today: NaiveDate) -> Option<Mrz> {
+    let others = Turn::ALL.into_iter().filter(|t| *t != likely);
+    std::iter::once(likely).chain(others).find_map(|turn| {
+        let zone = read_zone(&turn.straighten(image)).ok()?;
+        let lines: Vec<&str> = zone.lines.iter().map(String::as_str).collect();
+        mrz::parse_at(&lines, today).ok()
+    })
 }
 
 /// Concludes on the document from its zone and its seal.

@@ -7,15 +7,17 @@ use common::domain::Anomaly;
 use super::file::OpenedFile;
 use crate::analysis::datamatrix;
 use crate::analysis::forensics;
+use crate::analysis::orientation::Turn;
 use crate::analysis::text::{ocr::Ocr, pdf, TextSource, VisibleText};
 
 /// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
 const MIN_TEXT_LAYER_LETTERS: usize = 40;
 
-/// The page's visible text and where it comes from, `None` when it cannot be read.
-pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr) -> Option<VisibleText> {
+/// The page's visible text and where it comes from, `None` when it cannot be read. An image is
+/// read straightened by `turn`; a PDF's page is upright as its text layer or renderer gives it.
+pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr, turn: Turn) -> Option<VisibleText> {
     let text = match &file.image {
-        Some(image) => ocr_text(ocr, image),
+        Some(image) => ocr_text(ocr, &turn.straighten(image)),
         None => pdf_text(file.bytes, ocr),
     };
     text.filter(|t| !t.text.trim().is_empty())

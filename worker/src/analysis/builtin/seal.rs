@@ -9,6 +9,7 @@ use super::findings::Findings;
 use crate::analysis::datamatrix::pdf::decode_in_pdf_rendered;
 use crate::analysis::datamatrix::render::RenderOptions;
 use crate::analysis::datamatrix::{self, DecodedCode};
+use crate::analysis::orientation::Turn;
 use crate::analysis::text::VisibleText;
 use crate::analysis::twoddoc::{self, data_matches, SignatureStatus, TrustStore, TwoDDocError, TwoDDocFinding};
 
@@ -25,31 +26,35 @@ pub enum SealOutcome {
 /// Looks for a seal in the file and reads the first 2D-Doc found (a document carries one). In a PDF, a seal
 /// drawn with vector paths is found on the rendered page; where pdftoppm is missing or fails, only the
 /// embedded images are searched (logged, not an anomaly: the document is judged as before rendering existed).
-pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> SealOutcome {
+/// Also says how the page is turned in an image, as the seal's symbol shows it (upright when none).
+pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> (SealOutcome, Turn) {
     let codes = match &file.image {
         Some(image) => datamatrix::decode_in_image(image),
         None => match decode_in_pdf_rendered(file.bytes, &RenderOptions::default()) {
             Ok(codes) => codes,
-            Err(error) => return SealOutcome::NotRead(twoddoc::unreadable(format!("the PDF page could not be searched: {error}"))),
+            Err(error) => {
+                let outcome = SealOutcome::NotRead(twoddoc::unreadable(format!("the PDF page could not be searched: {error}")));
+                return (outcome, Turn::Upright);
+            }
         },
     };
     read_first_seal(&codes, trust)
 }
 
-fn read_first_seal(codes: &[DecodedCode], trust: &TrustStore) -> SealOutcome {
-    let mut outcome = SealOutcome::Absent;
+fn read_first_seal(codes: &[DecodedCode], trust: &TrustStore) -> (SealOutcome, Turn) {
+    let mut found = (SealOutcome::Absent, Turn::Upright);
     for code in codes {
         match twoddoc::analyse_payload(&code.payload, trust) {
-            Ok(finding) => return SealOutcome::Read(Box::new(finding)),
+            Ok(finding) => return (SealOutcome::Read(Box::new(finding)), code.turn),
             Err(TwoDDocError::NotTwoDDoc(_)) => {}
             Err(error) => {
                 if let Some(domain) = error.to_domain() {
-                    outcome = SealOutcome::NotRead(domain);
+                    found = (SealOutcome::NotRead(domain), code.turn);
                 }
             }
         }
     }
-    outcome
+    found
 }
 
 /// Weighs a read seal: its signature, then whether its data are those printed on the page (`text`,

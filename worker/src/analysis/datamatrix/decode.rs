@@ -9,6 +9,7 @@ use rxing::datamatrix::DataMatrixReader;
 use rxing::{BarcodeFormat, BinaryBitmap, DecodeHints, Luma8LuminanceSource, Reader};
 
 use super::{DecodedCode, MAX_PIXELS};
+use crate::analysis::orientation::Turn;
 
 /// At most this many image variants are handed to the reader.
 pub const MAX_ATTEMPTS: usize = 10;
@@ -119,7 +120,10 @@ fn read_all(img: &GrayImage) -> Vec<DecodedCode> {
     for _ in 0..MAX_CODES {
         let Some((payload, points)) = read_one(&work) else { break };
         if seen.insert(payload.clone()) {
-            out.push(DecodedCode { payload });
+            out.push(DecodedCode {
+                payload,
+                turn: turn_of(&points),
+            });
         }
         if !blank_region(&mut work, &points) {
             break;
@@ -143,6 +147,15 @@ fn read_one(img: &GrayImage) -> Option<Hit> {
     let result = DataMatrixReader.decode_with_hints(&mut bitmap, &hints).ok()?;
     let points = result.getPoints().iter().map(|p| (p.x, p.y)).collect();
     Some((text_to_bytes(result.getText()), points))
+}
+
+/// The reader gives the symbol's corners clockwise from its top-left one, as the symbol reads:
+/// its top edge, from the first corner to the second, is a left-to-right line of the page.
+fn turn_of(points: &[(f32, f32)]) -> Turn {
+    match points {
+        [top_left, top_right, ..] => Turn::of_baseline(*top_left, *top_right),
+        _ => Turn::Upright,
+    }
 }
 
 /// The decoder yields text: code points up to 0xFF are the encoded bytes (ASCII and Latin-1);
@@ -328,9 +341,19 @@ mod tests {
         assert_eq!(
             found,
             vec![DecodedCode {
-                payload: PAYLOAD.as_bytes().to_vec()
+                payload: PAYLOAD.as_bytes().to_vec(),
+                turn: Turn::Upright,
             }]
         );
+    }
+
+    #[test]
+    fn a_symbol_tells_how_its_page_is_turned() {
+        let upright = DynamicImage::ImageRgb8(a4_150());
+        for turn in Turn::ALL {
+            let found = decode_in_image(&turn.apply(&upright));
+            assert_eq!(found.iter().map(|c| c.turn).collect::<Vec<_>>(), vec![turn], "{turn:?}");
+        }
     }
 
     #[test]

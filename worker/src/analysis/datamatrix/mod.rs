@@ -14,6 +14,8 @@ pub mod render;
 pub use decode::decode_in_image;
 pub use pdf::decode_in_pdf;
 
+use crate::analysis::orientation::Turn;
+
 /// Largest image (in pixels) this module will look at.
 pub const MAX_PIXELS: u64 = 40_000_000;
 
@@ -22,6 +24,8 @@ pub const MAX_PIXELS: u64 = 40_000_000;
 pub struct DecodedCode {
     /// The payload exactly as encoded, with GS (0x1D), RS (0x1E) and US (0x1F) preserved.
     pub payload: Vec<u8>,
+    /// How the symbol, and so the page that carries it, is turned in the image searched.
+    pub turn: Turn,
 }
 
 /// Why a document could not be searched for DataMatrix codes.

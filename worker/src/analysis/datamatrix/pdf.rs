@@ -328,6 +328,7 @@ mod tests {
     fn expected() -> Vec<DecodedCode> {
         vec![DecodedCode {
             payload: PAYLOAD.as_bytes().to_vec(),
+            turn: crate::analysis::orientation::Turn::Upright,
         }]
     }
 

@@ -4,6 +4,7 @@
 
 mod corpus;
 mod files;
+mod rotation;
 mod samples;
 
 use std::path::PathBuf;
