@@ -95,7 +95,7 @@ pub struct Imported {
 pub fn import(data_dir: &Path, file: &Path, options: &ImportOptions) -> Result<Imported, ImportError> {
     let xml = read_list(file)?;
     let summary = trust_list::summary(&xml, TrustListOrigin::Imported).map_err(|e| ImportError::NotATrustList(e.to_string()))?;
-    let signing_certificate = signing_certificate(&xml).map_err(ImportError::NotATrustList)?;
+    let key_info = key_info_certificates(&xml).map_err(ImportError::NotATrustList)?;
     let candidate = TrustList {
         xml: xml.clone().into(),
         summary: summary.clone(),
@@ -118,7 +118,7 @@ pub fn import(data_dir: &Path, file: &Path, options: &ImportOptions) -> Result<I
     // The bytes checked are the bytes kept: the signature is verified on the staged copy, then it is renamed.
     let staged = dir.join(format!(".ants-tsl.xml.{}.staged", std::process::id()));
     write_private(&staged, xml.as_bytes()).map_err(write_error)?;
-    let verified = verify_signature(&dir, &staged, &signing_certificate, options);
+    let verified = verify_signature(&dir, &staged, &key_info, options);
     let renamed = verified.and_then(|signer| {
         std::fs::rename(&staged, &target).map_err(write_error)?;
         sync_dir(&dir).map_err(write_error)?;
@@ -163,11 +163,11 @@ fn read_list(file: &Path) -> Result<String, ImportError> {
     String::from_utf8(bytes).map_err(|_| ImportError::NotATrustList("not UTF-8 text".into()))
 }
 
-/// The DER of the one certificate in the signature's `KeyInfo`, after checking the signature's place: the
-/// signed reference subtracts every `ds:Signature` from the digest, so content hidden inside one would be
-/// read by the trust store yet never be signed. One signature, a child of the root, holding nothing of
-/// the trust list's vocabulary.
-fn signing_certificate(xml: &str) -> Result<Vec<u8>, String> {
+/// The DER of the certificates in the signature's `KeyInfo` (the signing certificate, perhaps with its
+/// issuers), after checking the signature's place: the signed reference subtracts every `ds:Signature`
+/// from the digest, so content hidden inside one would be read by the trust store yet never be signed.
+/// One signature, a child of the root, holding nothing of the trust list's vocabulary.
+fn key_info_certificates(xml: &str) -> Result<Vec<Vec<u8>>, String> {
     let doc = roxmltree::Document::parse(xml).map_err(|e| e.to_string())?;
     let signatures: Vec<_> = doc
         .descendants()
@@ -185,34 +185,39 @@ fn signing_certificate(xml: &str) -> Result<Vec<u8>, String> {
     {
         return Err("its XML signature holds trust list elements".into());
     }
-    let certificates: Vec<_> = signature
+    let certificates = signature
         .children()
         .filter(|n| n.has_tag_name((DSIG_NAMESPACE, "KeyInfo")))
         .flat_map(|k| k.descendants())
         .filter(|n| n.has_tag_name((DSIG_NAMESPACE, "X509Certificate")))
-        .collect();
-    let [certificate] = certificates.as_slice() else {
-        return Err(format!(
-            "{} certificates in its signature's KeyInfo, one expected",
-            certificates.len()
-        ));
-    };
-    let compact: String = certificate
-        .text()
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    data_encoding::BASE64
-        .decode(compact.as_bytes())
-        .map_err(|e| format!("its signing certificate is not base64: {e}"))
+        .map(|n| {
+            let compact: String = n.text().unwrap_or_default().chars().filter(|c| !c.is_ascii_whitespace()).collect();
+            data_encoding::BASE64
+                .decode(compact.as_bytes())
+                .map_err(|e| format!("a certificate of its signature is not base64: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if certificates.is_empty() {
+        return Err("its signature's KeyInfo holds no certificate".into());
+    }
+    Ok(certificates)
 }
 
 /// Runs xmlsec1 on the staged list: first against the ANTS root, then, for the certificate that signed the
 /// shipped list, on that certificate alone (see the module documentation).
-fn verify_signature(dir: &Path, staged: &Path, signing_certificate: &[u8], options: &ImportOptions) -> Result<SignerTrust, ImportError> {
+fn verify_signature(dir: &Path, staged: &Path, key_info: &[Vec<u8>], options: &ImportOptions) -> Result<SignerTrust, ImportError> {
+    verify_with_root(SIGNER_ROOT, dir, staged, key_info, options)
+}
+
+fn verify_with_root(
+    root_der: &[u8],
+    dir: &Path,
+    staged: &Path,
+    key_info: &[Vec<u8>],
+    options: &ImportOptions,
+) -> Result<SignerTrust, ImportError> {
     let root = dir.join(".ants-tsl-signer-root.der");
-    write_private(&root, SIGNER_ROOT).map_err(|e| ImportError::Write {
+    write_private(&root, root_der).map_err(|e| ImportError::Write {
         path: root.clone(),
         reason: e.to_string(),
     })?;
@@ -232,22 +237,17 @@ fn verify_signature(dir: &Path, staged: &Path, signing_certificate: &[u8], optio
         Ok(()) => return Ok(SignerTrust::ChainToRoot),
         Err(why) => why,
     };
-    let shipped_signer = signing_certificate_of_shipped_list();
-    if shipped_signer.as_deref() != Some(signing_certificate) {
+    // Only when KeyInfo holds that one certificate alone is it the key xmlsec1 verifies with below.
+    if key_info_certificates(embedded::TSL_XML).ok().as_deref() != Some(key_info) {
         return Err(ImportError::BadSignature(format!(
             "{why}; if a new ANTS certificate signed it, give its issuing authority's certificate with --intermediate"
         )));
     }
-    // The key is the one certificate of KeyInfo (checked above), the shipped list's own signer.
     let insecure: Vec<OsString> = vec!["--insecure".into()];
     match xmlsec1_verify(&options.xmlsec1, &insecure, staged)? {
         Ok(()) => Ok(SignerTrust::ShippedSigner),
         Err(why) => Err(ImportError::BadSignature(why)),
     }
-}
-
-fn signing_certificate_of_shipped_list() -> Option<Vec<u8>> {
-    signing_certificate(embedded::TSL_XML).ok()
 }
 
 /// `Ok(Err(why))` when xmlsec1 ran and refused the signature.
@@ -312,8 +312,8 @@ mod tests {
 
     #[test]
     fn the_shipped_list_has_one_signature_at_the_root() {
-        let cert = signing_certificate(embedded::TSL_XML).unwrap();
-        assert!(cert.len() > 500, "a DER certificate");
+        let certs = key_info_certificates(embedded::TSL_XML).unwrap();
+        assert!(certs.len() == 1 && certs[0].len() > 500, "one DER certificate");
     }
 
     #[test]
@@ -323,7 +323,7 @@ mod tests {
             "</tsl:TrustServiceProviderList><ds:Signature><tsl:TrustServiceProvider/></ds:Signature>",
             1,
         );
-        assert!(signing_certificate(&hidden).unwrap_err().contains("2 XML signatures"));
+        assert!(key_info_certificates(&hidden).unwrap_err().contains("2 XML signatures"));
     }
 
     #[test]
@@ -348,6 +348,45 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left, vec![std::ffi::OsString::from("ants-tsl.xml")], "no staged file left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A root, an intermediate and a signer made with the openssl command, and a document xmlsec1 signs
+    /// with the signer: the chain rule, which the ANTS list cannot exercise (its intermediate is not shipped).
+    #[test]
+    fn a_signature_chaining_to_the_root_needs_its_intermediate() {
+        let dir = data_dir("chain");
+        let sh = |script: &str| {
+            let out = Command::new("sh").arg("-c").arg(script).current_dir(&dir).output().unwrap();
+            assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        sh("openssl req -x509 -newkey rsa:2048 -nodes -keyout root.key -out root.pem -days 30 -subj /CN=Root             -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign");
+        sh("printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n' > ca.ext &&             openssl req -newkey rsa:2048 -nodes -keyout inter.key -out inter.csr -subj /CN=Inter &&             openssl x509 -req -in inter.csr -CA root.pem -CAkey root.key -CAcreateserial -out inter.pem -days 30 -extfile ca.ext");
+        sh("printf 'keyUsage=critical,digitalSignature\n' > ee.ext &&             openssl req -newkey rsa:2048 -nodes -keyout signer.key -out signer.csr -subj /CN=Signer &&             openssl x509 -req -in signer.csr -CA inter.pem -CAkey inter.key -CAcreateserial -out signer.pem -days 30 -extfile ee.ext");
+        sh("openssl x509 -in root.pem -outform DER -out root.der && openssl x509 -in signer.pem -outform DER -out signer.der");
+        let template = r#"<doc><data>list</data><ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:SignedInfo><ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/><ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/><ds:Reference URI=""><ds:Transforms><ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/></ds:Transforms><ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference></ds:SignedInfo><ds:SignatureValue/><ds:KeyInfo><ds:X509Data/></ds:KeyInfo></ds:Signature></doc>"#;
+        std::fs::write(dir.join("template.xml"), template).unwrap();
+        sh("xmlsec1 --sign --privkey-pem signer.key,signer.pem --output signed.xml template.xml");
+        let root = std::fs::read(dir.join("root.der")).unwrap();
+        let signer = vec![std::fs::read(dir.join("signer.der")).unwrap()];
+        let signed = dir.join("signed.xml");
+
+        let alone = verify_with_root(&root, &dir, &signed, &signer, &ImportOptions::default());
+        match alone {
+            Err(ImportError::BadSignature(why)) => assert!(why.contains("--intermediate"), "{why}"),
+            other => panic!("no chain without the intermediate: {other:?}"),
+        }
+        let with_intermediate = ImportOptions {
+            intermediates: vec![dir.join("inter.pem")],
+            ..ImportOptions::default()
+        };
+        let chained = verify_with_root(&root, &dir, &signed, &signer, &with_intermediate).expect("chains to the root");
+        assert_eq!(chained, SignerTrust::ChainToRoot);
+        // The same signature against another root (the shipped ANTS one) is refused.
+        assert!(matches!(
+            verify_with_root(SIGNER_ROOT, &dir, &signed, &signer, &with_intermediate),
+            Err(ImportError::BadSignature(_))
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
