@@ -7,6 +7,7 @@ mod support;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 use support::{Service, TempDir, BIN};
 
 const SHIPPED_LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/worker/data/2ddoc/ants-tsl.xml");
@@ -121,6 +122,10 @@ async fn a_missing_program_is_named_by_doctor_and_at_start() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("vectors") && line.contains("apt-get install poppler-utils"), "{line}");
 
+    support::eventually(Duration::from_secs(20), "the start-up line", || async {
+        svc.log().contains("missing program")
+    })
+    .await;
     let log = svc.log();
     let start_lines: Vec<_> = log.lines().filter(|l| l.contains("missing program")).collect();
     assert!(
@@ -242,6 +247,11 @@ async fn an_expired_list_is_a_warning_at_start() {
     std::fs::create_dir_all(svc.data_dir().join("trust")).unwrap();
     std::fs::write(imported_path(&svc), &expired).unwrap();
     svc.boot().await;
+    // In distributed mode the workers print it, and the gateway does not wait for them.
+    support::eventually(Duration::from_secs(20), "the expiry warning", || async {
+        svc.log().contains("trust list in use")
+    })
+    .await;
     let log = svc.log();
     let warning = log
         .lines()
