@@ -40,7 +40,7 @@ async fn wait_for_master_key(path: &std::path::Path) -> anyhow::Result<MasterKey
 }
 
 /// A URL without its password, for error messages.
-fn redact(url: &str) -> String {
+pub fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => format!("{}://***@{}", &url[..scheme], &url[at + 1..]),
         _ => url.to_owned(),

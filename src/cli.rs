@@ -2,7 +2,7 @@
 //! service (`sceau.toml`, `SCEAU_*`).
 
 use crate::backends::Role;
-use crate::{admin, ops, output, roles, serve};
+use crate::{admin, doctor, ops, output, roles, serve};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -23,10 +23,14 @@ pub enum Command {
     Worker(WorkerArgs),
     /// Distributed mode: webhook delivery.
     Notifier,
-    /// Operator commands (companies, keys, workflows, reviews, usage, audit, webhooks).
+    /// Operator commands (companies, keys, workflows, reviews, usage, audit, webhooks, trust list).
     Admin(admin::AdminArgs),
     /// Operations of the distributed worker pool: status, drain, resume, dead letters.
     Ops(ops::OpsArgs),
+    /// Check the installation: optional programs (tesseract with its languages, pdftoppm, xmlsec1),
+    /// data directory permissions, the ANTS trust list's age, RabbitMQ and Redis when configured.
+    /// Exits 1 when a check fails; a missing optional program is a warning.
+    Doctor(doctor::DoctorArgs),
     /// Internal: the child that parses client files under memory and time limits.
     #[command(hide = true)]
     Sandbox(crate::sandbox::SandboxArgs),
@@ -41,12 +45,17 @@ pub struct WorkerArgs {
 
 use common::config::Config;
 
-pub async fn dispatch(cli: Cli) -> ExitCode {
-    let flags = match &cli.command {
+/// The command's flags, by the variables they override.
+pub fn flags(command: &Command) -> Vec<(&'static str, String)> {
+    match command {
         Command::Serve(args) => args.flags(),
         Command::Worker(args) => args.concurrency.map(|n| ("SCEAU_WORKERS", n.to_string())).into_iter().collect(),
         _ => Vec::new(),
-    };
+    }
+}
+
+pub async fn dispatch(cli: Cli) -> ExitCode {
+    let flags = flags(&cli.command);
     let config = match common::config::Config::load(&flags) {
         Ok(c) => c,
         Err(e) => return output::fail(&e.to_string()),
@@ -58,6 +67,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         Command::Notifier => run_role(config, Role::Notifier).await,
         Command::Admin(args) => admin::run(config, args).await,
         Command::Ops(args) => ops::run(config, args).await,
+        Command::Doctor(args) => doctor::run(config, args).await,
         // `main` runs it before any runtime starts.
         Command::Sandbox(_) => output::fail("the sandbox child is started by the service, not from a runtime"),
     }

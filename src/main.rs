@@ -4,6 +4,7 @@
 mod admin;
 mod backends;
 mod cli;
+mod doctor;
 mod ops;
 mod output;
 mod roles;
@@ -21,6 +22,12 @@ fn main() -> std::process::ExitCode {
     // The sandbox child runs one request at a time on one thread: no multi-threaded runtime.
     if let cli::Command::Sandbox(args) = cli.command {
         return sandbox::run(args);
+    }
+    // The sandbox children read their settings from the environment (the analysis engine's among them,
+    // such as the data directory holding an imported trust list): the flags become variables for them,
+    // set here while the process has one thread.
+    for (variable, value) in cli::flags(&cli.command) {
+        std::env::set_var(variable, value);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

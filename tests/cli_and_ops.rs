@@ -33,6 +33,9 @@ const COMMANDS: &[&[&str]] = &[
     &["webhook", "list"],
     &["webhook", "dead-letters"],
     &["webhook", "replay"],
+    &["trust"],
+    &["trust", "import"],
+    &["trust", "show"],
 ];
 
 #[tokio::test]

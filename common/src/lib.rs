@@ -2,6 +2,7 @@
 //! traits with their backends, and telemetry. The domain itself lives in the `domain` crate;
 //! its modules are re-exported here under their former paths while the crates move to it.
 pub mod blobs;
+pub mod capabilities;
 pub mod config;
 pub mod crypto;
 pub mod deadlines;

@@ -5,6 +5,9 @@ use crate::state::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
+use axum::Json;
+use common::capabilities::Capabilities;
+use serde::Serialize;
 
 crate::openapi::errors::errors!(ProbeErrors: Public);
 
@@ -23,21 +26,38 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Readiness (database reachable).
+/// Readiness, with what the analysis engine can do on this machine.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// `ready`, or `database unavailable`.
+    #[schema(example = "ready")]
+    status: &'static str,
+    /// The engine's capabilities as probed at start on the machine serving this request: each optional
+    /// program (`tesseract` with its languages, `pdftoppm`, `xmlsec1`) with `available` and a `detail`,
+    /// and the ANTS trust list in use (`origin` shipped or imported, `sequence`, `issued`, `nextUpdate`),
+    /// with `trustListExpired`.
+    #[schema(value_type = Object)]
+    engine: Capabilities,
+}
+
+/// Readiness (database reachable) and the engine's capabilities.
 #[utoipa::path(
     get,
     path = "/readyz",
     operation_id = "readyz",
     tag = "Operations",
     responses(
-        (status = 200, description = "Ready (`ready`).", body = String, content_type = "text/plain"),
-        (status = 503, description = "The database is unreachable.", body = String, content_type = "text/plain"),
+        (status = 200, description = "Ready (`status` is `ready`).", body = Readiness),
+        (status = 503, description = "The database is unreachable.", body = Readiness),
         ProbeErrors,
     ),
 )]
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    match state.store.ping().await {
+    let (code, status) = match state.store.ping().await {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable"),
-    }
+    };
+    let engine = Capabilities::clone(&state.capabilities);
+    (code, Json(Readiness { status, engine }))
 }

@@ -31,4 +31,6 @@ pub struct AppState {
     pub sandbox: common::sandbox::Sandbox,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.
     pub mailer: Option<common::mail::Mailer>,
+    /// The analysis engine's capabilities as probed on this machine at start, for `/readyz`.
+    pub capabilities: Arc<common::capabilities::Capabilities>,
 }

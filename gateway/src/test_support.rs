@@ -74,6 +74,17 @@ pub async fn spawn_app() -> TestApp {
             1,
         ),
         mailer: None,
+        // No engine runs beside the gateway's unit tests: nothing found, the list unknown.
+        capabilities: Arc::new(common::capabilities::Capabilities {
+            programs: Vec::new(),
+            trust_list: common::capabilities::TrustListSummary {
+                origin: common::capabilities::TrustListOrigin::Shipped,
+                sequence: 0,
+                issued: chrono::DateTime::UNIX_EPOCH,
+                next_update: None,
+            },
+            trust_list_expired: false,
+        }),
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(crate::serve_http(listener, state, shutdown.clone()));

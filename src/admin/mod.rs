@@ -6,6 +6,7 @@ mod audit;
 mod company;
 mod key;
 mod review;
+mod trust;
 mod usage;
 mod user;
 mod webhook;
@@ -47,6 +48,8 @@ enum AdminCommand {
     Webhook(webhook::Args),
     /// Members of a company's portal team: invite, list, disable.
     User(user::Args),
+    /// The ANTS trust list: import a newer one (signature checked), show the one in use.
+    Trust(trust::Args),
 }
 
 /// What every command gets.
@@ -85,6 +88,7 @@ pub async fn run(config: Config, args: AdminArgs) -> ExitCode {
         AdminCommand::Audit(a) => audit::run(&ctx, a).await,
         AdminCommand::Webhook(a) => webhook::run(&ctx, a).await,
         AdminCommand::User(a) => user::run(&ctx, a).await,
+        AdminCommand::Trust(a) => trust::run(&ctx, a).await,
     };
     result.unwrap_or_else(|e| output::fail(&describe(&e)))
 }

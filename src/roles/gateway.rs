@@ -30,7 +30,13 @@ async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpLis
 }
 
 /// Binds the listeners and starts the gateway's tasks; returns the bound addresses.
-pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>, shutdown: &CancellationToken) -> anyhow::Result<Bound> {
+pub async fn start(
+    config: &Config,
+    backends: &Backends,
+    capabilities: Arc<common::capabilities::Capabilities>,
+    tasks: &mut JoinSet<()>,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<Bound> {
     let store = backends.store()?.clone();
     let listener = bind(config.listen, "SCEAU_LISTEN").await?;
     let metrics_listener = bind(config.metrics_listen, "SCEAU_METRICS_LISTEN").await?;
@@ -59,6 +65,7 @@ pub async fn start(config: &Config, backends: &Backends, tasks: &mut JoinSet<()>
         outbox_wake: outbox_wake.clone(),
         sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
         mailer: common::mail::Mailer::from_config(config)?,
+        capabilities,
     };
     let recorder = recorder::Recorder {
         store: store.clone(),

@@ -3,8 +3,10 @@
 
 use crate::backends::{Backends, Role};
 use common::config::Config;
+use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use worker::analysis::EngineOptions;
 
 /// How long work in flight may take to finish after SIGTERM.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -22,8 +24,14 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     };
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
+    // The engine's capabilities on this machine: announced by the roles that analyse, served by `/readyz`.
+    let capabilities = Arc::new(worker::analysis::capabilities::probe(&EngineOptions::from_config(&config))?);
+    if matches!(role, Role::Worker | Role::All) {
+        // Before the address is printed: whoever waits for it has the lines already.
+        super::worker::announce(&capabilities, chrono::Utc::now());
+    }
     if matches!(role, Role::Gateway | Role::All) {
-        let bound = super::gateway::start(&config, &backends, &mut tasks, &shutdown).await?;
+        let bound = super::gateway::start(&config, &backends, capabilities.clone(), &mut tasks, &shutdown).await?;
         // Tests and scripts read these lines to find the ports.
         println!("sceau listening on http://{}", bound.http);
         println!("sceau metrics on http://{}", bound.metrics);

@@ -2,6 +2,8 @@
 //! files from the blob store and talks to the queue; it never writes the database.
 
 use crate::backends::Backends;
+use chrono::{DateTime, Utc};
+use common::capabilities::Capabilities;
 use common::config::Config;
 use common::sandbox::{Sandbox, SandboxCommand, ANALYSIS_ADDRESS_SPACE_MB};
 use tokio::task::JoinSet;
@@ -51,4 +53,24 @@ pub fn start(
         shutdown.clone(),
     ));
     Ok(())
+}
+
+/// One line on stderr per program the engine misses (what it costs, how to install it), and a warning
+/// when the trust list in use is expired: an operator starting the service reads them without a log filter.
+pub fn announce(capabilities: &Capabilities, now: DateTime<Utc>) {
+    for check in capabilities.programs.iter().filter(|c| c.program.used_by_engine()) {
+        if let Some(line) = check.missing_line() {
+            eprintln!("sceau: {line}");
+        }
+    }
+    if let Some(warning) = capabilities.trust_list.expiry_warning(now) {
+        eprintln!("sceau: {warning}");
+    }
+    let list = &capabilities.trust_list;
+    tracing::info!(
+        sequence = list.sequence,
+        issued = %list.issued.format("%Y-%m-%d"),
+        origin = ?list.origin,
+        "ANTS trust list in use"
+    );
 }

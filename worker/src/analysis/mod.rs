@@ -2,6 +2,7 @@
 //! runs. Every engine reports with the anomaly codes of `domain::catalogue`.
 
 pub mod builtin;
+pub mod capabilities;
 pub mod datamatrix;
 pub mod engine;
 pub mod external;

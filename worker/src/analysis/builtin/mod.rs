@@ -16,6 +16,7 @@ mod verdict;
 #[cfg(test)]
 mod tests;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ use super::engine::{Engine, EngineError};
 use super::external::{ExternalEngine, ExternalError, ExternalOptions};
 use super::issuer::{IssuerRegister, RegisterError, RegisterOptions};
 use super::text::ocr::{Ocr, OcrOptions};
+use super::twoddoc::trust_list::{self, TrustListError};
 use super::twoddoc::{TrustError, TrustOptions, TrustStore};
 use findings::Findings;
 
@@ -43,6 +45,8 @@ pub struct EngineOptions {
     pub timeout: Duration,
     /// The date expiry and age are judged at; `None` is today (UTC). Tests pin it.
     pub reference_date: Option<NaiveDate>,
+    /// The data directory, where an imported ANTS trust list replaces the shipped one; `None`: the shipped one.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl EngineOptions {
@@ -66,6 +70,7 @@ impl EngineOptions {
             }),
             timeout: config.analysis_timeout,
             reference_date: None,
+            data_dir: Some(config.data_dir.clone()),
         }
     }
 }
@@ -75,6 +80,8 @@ impl EngineOptions {
 pub enum BuildError {
     #[error(transparent)]
     Trust(#[from] TrustError),
+    #[error(transparent)]
+    TrustList(#[from] TrustListError),
     #[error(transparent)]
     Register(#[from] RegisterError),
     #[error("the external analysis service is misconfigured: {0}")]
@@ -106,7 +113,8 @@ impl BuiltinEngine {
     /// Loads the trust list and the register, and probes the OCR program (its absence is logged:
     /// photographed documents then cannot have their text compared with their seal).
     pub fn build(options: EngineOptions) -> Result<Self, BuildError> {
-        let trust = TrustStore::build(&options.trust)?;
+        let list = trust_list::in_use(options.data_dir.as_deref())?;
+        let trust = TrustStore::build_with_list(&options.trust, &list)?;
         for warning in trust.warnings() {
             tracing::warn!(warning = warning.as_str(), "trust store");
         }
@@ -124,6 +132,9 @@ impl BuiltinEngine {
             certificates = trust.certificates().count(),
             issuers = register.len(),
             external = external.is_some(),
+            trust_list_sequence = list.summary.sequence,
+            trust_list_issued = %list.summary.issued.format("%Y-%m-%d"),
+            trust_list_origin = ?list.summary.origin,
             "analysis engine ready"
         );
         Ok(Self {

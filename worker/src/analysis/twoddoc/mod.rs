@@ -19,6 +19,8 @@ pub mod message;
 pub mod payload;
 pub mod signature;
 pub mod trust;
+pub mod trust_import;
+pub mod trust_list;
 
 #[cfg(test)]
 mod refcodes;

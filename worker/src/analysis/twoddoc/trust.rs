@@ -25,6 +25,8 @@ use x509_parser::prelude::FromDer;
 use x509_parser::x509::SubjectPublicKeyInfo;
 
 use super::embedded;
+use super::trust_list::{self, TrustList};
+use common::capabilities::TrustListSummary;
 
 /// The test authority of the specification (§3.3: `XX00` identifiers are reserved for tests).
 pub const TEST_AUTHORITY: &str = "FR00";
@@ -124,13 +126,23 @@ pub struct TrustStore {
     authorities: BTreeMap<String, Authority>,
     certificates: BTreeMap<(String, String), SignerCertificate>,
     warnings: Vec<String>,
+    /// The identity of the trust list the authorities come from.
+    list: Option<TrustListSummary>,
 }
 
 impl TrustStore {
-    /// The store for `options`: trust list and shipped certificates, then the operator's.
+    /// The store for `options`: the shipped trust list and certificates, then the operator's.
     pub fn build(options: &TrustOptions) -> Result<TrustStore, TrustError> {
+        let shipped = trust_list::shipped().map_err(|e| TrustError::TrustList(e.to_string()))?;
+        Self::build_with_list(options, &shipped)
+    }
+
+    /// The store for `options` on `list` (the list in use, see [`trust_list::in_use`]), then the shipped
+    /// certificates and the operator's.
+    pub fn build_with_list(options: &TrustOptions, list: &TrustList) -> Result<TrustStore, TrustError> {
         let mut store = TrustStore::default();
-        store.load_trust_list(embedded::TSL_XML)?;
+        store.load_trust_list(&list.xml)?;
+        store.list = Some(list.summary.clone());
         // Authorities first, so every signer finds the CA key it must chain to.
         let (cas, signers): (Vec<_>, Vec<_>) = embedded::CERTIFICATES.iter().partition(|(name, _)| !name.contains('_'));
         for (name, der) in cas.into_iter().chain(signers) {
@@ -165,6 +177,11 @@ impl TrustStore {
 
     pub fn certificates(&self) -> impl Iterator<Item = &SignerCertificate> {
         self.certificates.values()
+    }
+
+    /// The identity (sequence number, dates, origin) of the trust list in use.
+    pub fn trust_list(&self) -> Option<&TrustListSummary> {
+        self.list.as_ref()
     }
 
     /// Certificates and trust-list entries that were skipped, and why.

@@ -47,6 +47,7 @@ pub fn engine() -> BuiltinEngine {
             accept_test_ca: true,
             extra_dir: None,
         },
+        data_dir: None,
         register: RegisterOptions {
             extra_file: Some(demo_register_file()),
             online_url: None,
