@@ -97,6 +97,9 @@ catalogue! {
     TwoddocMalformed => "twoddoc_malformed", Warning,
         "A 2D-Doc seal was decoded but does not follow the ANTS specification, so it could not be verified.",
         "Un cachet 2D-Doc a été décodé mais ne suit pas la spécification de l’ANTS : il n’a pas pu être vérifié.";
+    TwoddocNonConformity => "twoddoc_non_conformity", Warning,
+        "The 2D-Doc seal departs from the ANTS specification in a way that still lets it be read and its signature be checked; a conforming issuer does not produce such a seal.",
+        "Le cachet 2D-Doc s’écarte de la spécification de l’ANTS d’une manière qui permet encore de le lire et d’en vérifier la signature ; un émetteur conforme ne produit pas un tel cachet.";
     TwoddocUnreadable => "twoddoc_unreadable", Warning,
         "A 2D-Doc seal seems present but could not be decoded (image quality or a code drawn as vectors).",
         "Un cachet 2D-Doc semble présent mais n’a pas pu être décodé (qualité de l’image ou code dessiné en vectoriel).";

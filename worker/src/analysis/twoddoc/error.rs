@@ -54,8 +54,6 @@ pub enum Malformation {
     MissingSignature,
     #[error("the signature is not valid Base32: {0}")]
     InvalidSignatureEncoding(String),
-    #[error("the signature has {0} bytes, fewer than the 64 the specification requires")]
-    SignatureTooShort(usize),
     #[error("binary block at offset {offset} runs past the end of the payload")]
     TruncatedBlock { offset: usize },
 }

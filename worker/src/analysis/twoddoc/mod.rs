@@ -136,7 +136,7 @@ pub fn analyse_payload(payload: &[u8], trust: &TrustStore) -> Result<TwoDDocFind
         fields.entry(field.id.clone()).or_insert_with(|| field.value.clone());
     }
     Ok(TwoDDocFinding {
-        non_conformities: non_conformities(&zones.header, zones.document_type, &zones.message),
+        non_conformities: non_conformities(&zones),
         document_type_code: zones.header.document_type.clone(),
         document_type_label: zones.document_type.label.into(),
         document_type: zones.document_type.api_type,
@@ -152,16 +152,25 @@ pub fn analyse_payload(payload: &[u8], trust: &TrustStore) -> Result<TwoDDocFind
     })
 }
 
-/// Departures that do not prevent reading: the issue date a type requires (`O`) or forbids (`N`, spec §6), and
-/// values the parser could only delimit by backtracking (see [`message::parse_c40_zone`]).
-fn non_conformities(header: &Header, document_type: &doctypes::DocumentType, message: &[Field]) -> Vec<String> {
+/// Departures that do not prevent reading, each in words: the issue date a type requires (`O`) or forbids
+/// (`N`, spec §6), the message zone's departures (undefined identifiers, lengths; see
+/// [`message::parse_c40_message`]), and values the parser could only delimit by backtracking (see
+/// [`message::parse_c40_zone`]).
+fn non_conformities(zones: &payload::Zones<'_>) -> Vec<String> {
+    let (header, document_type) = (&zones.header, zones.document_type);
     let code = document_type.code;
     let mut found = match (document_type.issue_date_required, header.issue_date) {
-        (true, None) => vec![format!("document type {code} requires an issue date, the header has none")],
-        (false, Some(date)) => vec![format!("document type {code} must not carry an issue date, the header has {date}")],
+        (true, None) => vec![format!(
+            "document type {code} requires an issue date (§6), the header has none ({})",
+            header.issue_date_raw
+        )],
+        (false, Some(date)) => vec![format!(
+            "document type {code} must not carry an issue date (§6), the header has {date}"
+        )],
         _ => Vec::new(),
     };
-    for field in message.iter().filter(|f| f.separator_missing) {
+    found.extend(zones.departures.iter().map(departure));
+    for field in zones.message.iter().filter(|f| f.separator_missing) {
         found.push(format!(
             "the value of {} ({} characters) is not ended by GS although shorter than its maximum",
             field.id,
@@ -169,4 +178,14 @@ fn non_conformities(header: &Header, document_type: &doctypes::DocumentType, mes
         ));
     }
     found
+}
+
+fn departure(fault: &Malformation) -> String {
+    match fault {
+        Malformation::UnknownIdentifier { id, offset } => format!(
+            "data identifier '{id}' at offset {offset} is not defined by the specification (§7), which forbids \
+             undefined identifiers (§3.4.4)"
+        ),
+        other => other.to_string(),
+    }
 }
