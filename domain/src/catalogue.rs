@@ -127,6 +127,9 @@ catalogue! {
     OverexposedImage => "overexposed_image", Warning,
         "Large parts of the image are burnt out (over-exposed or glare), hiding what they carried.",
         "De grandes parties de l’image sont brûlées (surexposition ou reflet) et masquent ce qu’elles portaient.";
+    ImageUnusable => "image_unusable", Info,
+        "The image is far too small or too uniform to carry a document, so nothing could be analysed; the result goes to human review.",
+        "L’image est bien trop petite ou trop uniforme pour porter un document : rien n’a pu être analysé ; le résultat passe en revue humaine.";
     ExternalFraudSignal => "external_fraud_signal", Warning,
         "The external analysis service reported a sign of fraud on this document.",
         "Le service d’analyse externe a signalé un indice de fraude sur ce document.";
