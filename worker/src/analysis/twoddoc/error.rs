@@ -16,7 +16,9 @@ pub enum TwoDDocError {
     Malformed(#[from] Malformation),
 }
 
-/// How a 2D-Doc breaks the specification; offsets are byte offsets in the payload.
+/// How a 2D-Doc breaks the specification; offsets are byte offsets in the payload. In the signed message zone,
+/// an undefined identifier, a wrong length and a truncated fixed value are departures the zone is read past
+/// (see `message::parse_c40_message`); elsewhere, and for the other faults, the seal is malformed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Malformation {
     #[error("the payload has {len} bytes, more than the {max} that sixteen DataMatrix codes can hold")]

@@ -52,7 +52,8 @@ pub struct TwoDDocFinding {
     pub signature_status: SignatureStatus,
     /// The verification's reason in words (which certificate, which period).
     pub signature_detail: String,
-    /// The certificate belongs to an authority of the trust list (FR00 only when accepted).
+    /// The certificate belongs to an authority of the trust list (FR00 only when accepted), whatever the
+    /// signature's fate: a cut or altered signature of a known certificate is still `trusted`.
     pub trusted: bool,
     /// Signed with a test certificate (the test authority's, or an authority's reserved id `0000`).
     pub test_certificate: bool,
@@ -62,7 +63,9 @@ pub struct TwoDDocFinding {
     pub document_type_label: String,
     /// The API's `documentType` for that type, e.g. `avis_imposition`.
     pub document_type: common::domain::DocumentType,
-    /// Departures from the specification that do not prevent reading (e.g. an issue date the type forbids).
+    /// Departures from the specification that do not prevent reading, each with its reason (an issue date the
+    /// type forbids or lacks, an undefined identifier, a value of the wrong length); the signature is checked
+    /// all the same, and the engine reports each as a warning.
     pub non_conformities: Vec<String>,
     /// Number of bytes the signature covers.
     pub signed_len: usize,
