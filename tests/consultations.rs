@@ -73,9 +73,10 @@ async fn cursor_walks_every_page_once_and_filters_apply() {
         }
     };
     assert_eq!(count("/api/v1/consultations?limit=100&externalRef=doc-7".into()).await, 1);
-    // 24 tiny images (too small to check: `suspect`) and one blank page (nothing to verify).
-    assert_eq!(count("/api/v1/consultations?limit=100&verdict=suspect".into()).await, 24);
-    assert_eq!(count("/api/v1/consultations?limit=100&verdict=analyse_impossible".into()).await, 1);
+    // 24 images of 8 x 8 pixels (far too small to carry a document) and one blank page (nothing to
+    // verify): none can be concluded on.
+    assert_eq!(count("/api/v1/consultations?limit=100&verdict=suspect".into()).await, 0);
+    assert_eq!(count("/api/v1/consultations?limit=100&verdict=analyse_impossible".into()).await, 25);
     assert_eq!(count("/api/v1/consultations?limit=100&verdict=conforme".into()).await, 0);
     assert_eq!(count("/api/v1/consultations?limit=100&decision=refuse".into()).await, 0);
     let workflows = svc.get(&co.key, "/api/v1/workflows").await.1;

@@ -6,6 +6,7 @@
 //! crates that list it in their dev-dependencies; never in the service.
 
 pub mod bombs;
+pub mod two_d_doc;
 
 use lopdf::{dictionary, Dictionary, Document, Object, ObjectId, Stream};
 

@@ -97,6 +97,9 @@ catalogue! {
     TwoddocMalformed => "twoddoc_malformed", Warning,
         "A 2D-Doc seal was decoded but does not follow the ANTS specification, so it could not be verified.",
         "Un cachet 2D-Doc a été décodé mais ne suit pas la spécification de l’ANTS : il n’a pas pu être vérifié.";
+    TwoddocNonConformity => "twoddoc_non_conformity", Warning,
+        "The 2D-Doc seal departs from the ANTS specification in a way that still lets it be read and its signature be checked; a conforming issuer does not produce such a seal.",
+        "Le cachet 2D-Doc s’écarte de la spécification de l’ANTS d’une manière qui permet encore de le lire et d’en vérifier la signature ; un émetteur conforme ne produit pas un tel cachet.";
     TwoddocUnreadable => "twoddoc_unreadable", Warning,
         "A 2D-Doc seal seems present but could not be decoded (image quality or a code drawn as vectors).",
         "Un cachet 2D-Doc semble présent mais n’a pas pu être décodé (qualité de l’image ou code dessiné en vectoriel).";
@@ -124,6 +127,9 @@ catalogue! {
     OverexposedImage => "overexposed_image", Warning,
         "Large parts of the image are burnt out (over-exposed or glare), hiding what they carried.",
         "De grandes parties de l’image sont brûlées (surexposition ou reflet) et masquent ce qu’elles portaient.";
+    ImageUnusable => "image_unusable", Info,
+        "The image is far too small or too uniform to carry a document, so nothing could be analysed; the result goes to human review.",
+        "L’image est bien trop petite ou trop uniforme pour porter un document : rien n’a pu être analysé ; le résultat passe en revue humaine.";
     ExternalFraudSignal => "external_fraud_signal", Warning,
         "The external analysis service reported a sign of fraud on this document.",
         "Le service d’analyse externe a signalé un indice de fraude sur ce document.";

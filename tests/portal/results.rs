@@ -256,11 +256,13 @@ async fn images_certificate_and_decisions_are_for_their_roles_and_company_only()
     );
 }
 
-/// A processed batch of `n` identity documents (externalRef `doc-<i>`) plus one administrative one.
+/// A processed batch of `n` identity documents (externalRef `doc-<i>`; photos of 320 pixels without a
+/// machine-readable zone, so `suspect` for their low resolution) plus one administrative one (a blank
+/// page, `analyse_impossible`).
 async fn processed_batch(svc: &Service, key: &str, n: usize) {
     let batch = svc.open_batch(key, None).await;
     for i in 0..n {
-        let body = json!({ "documentCategory": "identite", "document": crate::support::b64(&crate::support::png(8, i as u8)), "externalRef": format!("doc-{i}") });
+        let body = json!({ "documentCategory": "identite", "document": crate::support::b64(&crate::support::png(320, i as u8)), "externalRef": format!("doc-{i}") });
         assert_eq!(svc.post(key, &format!("/api/v1/batches/{batch}/documents"), body).await.0, 201);
     }
     let admin = json!({ "documentCategory": "administratif", "document": crate::support::b64(&crate::support::pdf(1)), "externalRef": "admin-doc" });

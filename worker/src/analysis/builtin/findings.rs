@@ -60,6 +60,16 @@ impl Findings {
         }
     }
 
+    /// Adds anomalies that may share a code but each say something else (the departures of one seal),
+    /// once per code and message.
+    pub fn add_distinct(&mut self, anomalies: impl IntoIterator<Item = Anomaly>) {
+        for found in anomalies {
+            if !self.anomalies.contains(&found) {
+                self.anomalies.push(found);
+            }
+        }
+    }
+
     /// Adds the catalogue anomaly `code`.
     pub fn add_code(&mut self, code: AnomalyCode) {
         self.add([Anomaly::new(code)]);
@@ -76,5 +86,14 @@ mod tests {
         findings.add_code(AnomalyCode::HolderMinor);
         findings.add_code(AnomalyCode::HolderMinor);
         assert_eq!(findings.anomalies.len(), 1);
+    }
+
+    #[test]
+    fn distinct_anomalies_of_one_code_are_each_kept_once() {
+        let mut findings = Findings::new();
+        let first = Anomaly::with_detail(AnomalyCode::TwoddocNonConformity, "first");
+        let second = Anomaly::with_detail(AnomalyCode::TwoddocNonConformity, "second");
+        findings.add_distinct([first.clone(), second.clone(), first.clone()]);
+        assert_eq!(findings.anomalies, [first, second]);
     }
 }

@@ -11,6 +11,7 @@ mod identity;
 mod page;
 mod seal;
 mod selfie;
+mod unusable;
 mod verdict;
 
 #[cfg(test)]
@@ -24,7 +25,7 @@ use async_trait::async_trait;
 use chrono::NaiveDate;
 use common::analysis::{AnalysisInput, AnalysisReport};
 use common::config::Config;
-use common::domain::DocumentCategory;
+use common::domain::{Anomaly, DocumentCategory};
 
 use super::engine::{Engine, EngineError};
 use super::external::{ExternalEngine, ExternalError, ExternalOptions};
@@ -107,6 +108,8 @@ struct Parts {
 enum Reading {
     Administrative(administrative::PageReading),
     Identity(Box<identity::SidesReading>),
+    /// An image no check can start on (see [`unusable::check`]): the point of attention that says why.
+    Unusable(Anomaly),
 }
 
 impl BuiltinEngine {
@@ -159,6 +162,11 @@ impl BuiltinEngine {
         let mut findings = match reading {
             Reading::Administrative(page) => administrative::conclude(page, &self.parts.register).await,
             Reading::Identity(sides) => identity::conclude(*sides, today),
+            Reading::Unusable(why) => {
+                let mut findings = Findings::new();
+                findings.add([why]);
+                return Ok(report(findings, pages));
+            }
         };
         selfie::weigh(&mut findings, &input, self.parts.external.as_ref()).await;
         Ok(report(findings, pages))
@@ -185,13 +193,18 @@ impl BuiltinEngine {
 fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Result<(Reading, u32), EngineError> {
     let front = file::open(input.category, &input.front)?;
     let pages = front.pages;
+    // Only an identity document has a back the engine reads.
+    let back = match (input.category, &input.back) {
+        (DocumentCategory::Identite, Some(back)) => Some(file::open(input.category, back)?),
+        _ => None,
+    };
+    if let Some(why) = unusable::check(&front, back.as_ref()) {
+        return Ok((Reading::Unusable(why), pages));
+    }
     let reading = match input.category {
         DocumentCategory::Administratif => Reading::Administrative(administrative::read_page(&front, &parts.trust, &parts.ocr)),
         DocumentCategory::Identite => {
-            let mut sides = vec![front];
-            if let Some(back) = &input.back {
-                sides.push(file::open(input.category, back)?);
-            }
+            let sides: Vec<_> = std::iter::once(front).chain(back).collect();
             Reading::Identity(Box::new(identity::read_sides(&sides, &parts.trust, &parts.ocr, today)))
         }
     };

@@ -62,6 +62,7 @@ fn read_first_seal(codes: &[DecodedCode], trust: &TrustStore) -> (SealOutcome, T
 /// `twoDDoc`; returns whether the data match. What the seal vouches for is the caller's to decide.
 pub fn weigh(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&VisibleText>) -> bool {
     findings.add(signature_anomalies(finding));
+    findings.add_distinct(non_conformity_anomalies(finding));
     findings.checked(Check::TwoDDocSignature, finding.signature_verified());
     let data_matches = match text {
         Some(text) => {
@@ -81,7 +82,18 @@ pub fn weigh(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&Vi
     data_matches
 }
 
-/// The anomalies a seal's signature status raises (a verified seal raises none, a test one an info).
+/// One warning per departure from the specification, with its reason: a seal its issuer should not have
+/// produced is worth a look even when its signature holds, but is not forged for that alone.
+pub fn non_conformity_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
+    finding
+        .non_conformities
+        .iter()
+        .map(|reason| Anomaly::with_detail(AnomalyCode::TwoddocNonConformity, reason))
+        .collect()
+}
+
+/// The anomalies a seal's signature status raises (a verified seal raises none, a test one an info); a
+/// signature that could not be checked says why.
 pub fn signature_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
     let code = match finding.signature_status {
         SignatureStatus::Valid if finding.test_certificate => AnomalyCode::TwoddocTestCertificate,
@@ -90,7 +102,9 @@ pub fn signature_anomalies(finding: &TwoDDocFinding) -> Vec<Anomaly> {
         SignatureStatus::UnknownCertificate => AnomalyCode::TwoddocCertificateUnknown,
         SignatureStatus::UntrustedAuthority => AnomalyCode::TwoddocAuthorityUntrusted,
         SignatureStatus::CertificateExpired => AnomalyCode::TwoddocCertificateExpired,
-        SignatureStatus::NotChecked => AnomalyCode::TwoddocMalformed,
+        SignatureStatus::NotChecked => {
+            return vec![Anomaly::with_detail(AnomalyCode::TwoddocMalformed, &finding.signature_detail)];
+        }
     };
     vec![Anomaly::new(code)]
 }

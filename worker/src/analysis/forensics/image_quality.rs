@@ -43,6 +43,12 @@ pub struct Thresholds {
     pub content_range: u8,
     /// A white page with less content than this fraction of tiles is blank: burnt out.
     pub blank_content_fraction: f64,
+    /// An image whose longer side is under this, or whose shorter side is under `unusable_short_side`,
+    /// cannot carry a document at all (see [`unusable`]).
+    pub unusable_long_side: u32,
+    pub unusable_short_side: u32,
+    /// An image whose grey levels (at `exposure_side`) span at most this shows nothing: it is uniform.
+    pub uniform_range: u8,
 }
 
 /// Calibrated on the samples (the module tests print these measures with `--nocapture`):
@@ -53,7 +59,12 @@ pub struct Thresholds {
 /// - burnt-out blobs: the card samples' clipped white MRZ band leaves at most 2.8 % of the image in
 ///   solid blobs (the photo: 0 %), a glare spot over a card gives 10 %, hence 6 %; the rendered
 ///   sample PDFs (white paper at 255, 92–95 % clipped) fall under the white-paper rule;
-/// - size: the identity samples are 1000 x 630 card crops, the photo 1555 x 2072.
+/// - size: the identity samples are 1000 x 630 card crops, the photo 1555 x 2072;
+/// - unusable: a third of the card crop's 900 pixels across (MRZ characters of about 9 pixels, a
+///   2D-Doc module of about one) and a sixth of the 600 a page needs are the floor under which no
+///   check can even start; a blank render or scan spans no grey level at all at `exposure_side`,
+///   and rounding or compression a level or two, while a faint texture (a tinted card without a
+///   zone, 40 levels at full size) keeps 4 once averaged: 2 levels call only the flat image uniform.
 pub const THRESHOLDS: Thresholds = Thresholds {
     min_short_side: 600,
     card_min_long_side: 900,
@@ -71,7 +82,40 @@ pub const THRESHOLDS: Thresholds = Thresholds {
     white_paper_level: 250,
     content_range: 40,
     blank_content_fraction: 0.02,
+    unusable_long_side: 300,
+    unusable_short_side: 100,
+    uniform_range: 2,
 };
+
+/// Why an image cannot carry a document at all: no check could start on it, so the analysis stops
+/// with `analyse_impossible` rather than reporting the image as merely of low quality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("the image is {width} x {height} pixels, far below what a document needs ({long} pixels on its longer side, {short} on its shorter)")]
+    TooSmall { width: u32, height: u32, long: u32, short: u32 },
+    #[error("the image is uniform (its grey levels span {range} of 255): it shows nothing")]
+    Uniform { range: u8 },
+}
+
+/// Whether `image` is too small or too uniform to carry a document (see [`Unusable`]).
+pub fn unusable(image: &DynamicImage, t: &Thresholds) -> Option<Unusable> {
+    let (width, height) = (image.width(), image.height());
+    if width.max(height) < t.unusable_long_side || width.min(height) < t.unusable_short_side {
+        return Some(Unusable::TooSmall {
+            width,
+            height,
+            long: t.unusable_long_side,
+            short: t.unusable_short_side,
+        });
+    }
+    let grey = grey_within(image, t.exposure_side);
+    let (low, high) = grey
+        .as_raw()
+        .iter()
+        .fold((u8::MAX, u8::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let range = high.saturating_sub(low);
+    (range <= t.uniform_range).then_some(Unusable::Uniform { range })
+}
 
 /// What was measured on one image; kept public so operators and tests can see why an image was
 /// (or was not) flagged.

@@ -18,7 +18,7 @@ use common::document::FileKind;
 use common::domain::{Anomaly, AnomalyCode};
 use image::DynamicImage;
 
-pub use image_quality::{ImageMeasures, Thresholds, THRESHOLDS};
+pub use image_quality::{unusable, ImageMeasures, Thresholds, Unusable, THRESHOLDS};
 pub use pdf::{parse_pdf_date, PdfInspection};
 
 /// Why a PDF could not be inspected. Messages are one sentence and never quote the file.

@@ -95,12 +95,50 @@ fn sample_images_have_no_finding() {
         eprintln!("{}: {measures:?}", path.file_name().unwrap().to_string_lossy());
         let found = inspect_image(kind, &bytes, &image);
         assert!(found.is_empty(), "{}: {:?} ({measures:?})", path.display(), codes(&found));
+        assert_eq!(unusable(&image, &THRESHOLDS), None, "{}", path.display());
         checked += 1;
     }
     assert_eq!(
         checked, 6,
         "expected five identity sample images and the photographed proof of address"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images no check can start on
+
+#[test]
+fn degenerate_images_are_unusable_with_their_reason() {
+    let flat = |w: u32, h: u32, level: u8| DynamicImage::ImageRgb8(RgbImage::from_pixel(w, h, Rgb([level; 3])));
+    let noise = |w: u32, h: u32| DynamicImage::ImageRgb8(RgbImage::from_fn(w, h, |x, y| Rgb([((x * 37 + y * 91) % 256) as u8; 3])));
+    for (image, w, h) in [
+        (noise(1, 1), 1, 1),
+        (noise(3, 3), 3, 3),
+        (noise(40, 30), 40, 30),
+        (noise(2000, 60), 2000, 60),
+    ] {
+        let found = unusable(&image, &THRESHOLDS);
+        assert!(
+            matches!(found, Some(Unusable::TooSmall { width, height, .. }) if (width, height) == (w, h)),
+            "{w}x{h}: {found:?}"
+        );
+        let reason = found.map(|u| u.to_string()).unwrap_or_default();
+        assert!(reason.starts_with(&format!("the image is {w} x {h} pixels, far below")), "{reason}");
+    }
+    for level in [255, 0, 128] {
+        let found = unusable(&flat(800, 600, level), &THRESHOLDS);
+        assert_eq!(found, Some(Unusable::Uniform { range: 0 }), "level {level}");
+        assert!(found.map(|u| u.to_string()).unwrap_or_default().contains("uniform"));
+    }
+    // Just above the floors, or a blank page with one printed mark: the other checks judge them.
+    assert_eq!(unusable(&noise(300, 100), &THRESHOLDS), None);
+    let mut marked = RgbImage::from_pixel(800, 600, Rgb([255; 3]));
+    for x in 100..400 {
+        for y in 300..306 {
+            marked.put_pixel(x, y, Rgb([20; 3]));
+        }
+    }
+    assert_eq!(unusable(&DynamicImage::ImageRgb8(marked), &THRESHOLDS), None);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ pub enum TwoDDocError {
     Malformed(#[from] Malformation),
 }
 
-/// How a 2D-Doc breaks the specification; offsets are byte offsets in the payload.
+/// How a 2D-Doc breaks the specification; offsets are byte offsets in the payload. In the signed message zone,
+/// an undefined identifier, a wrong length and a truncated fixed value are departures the zone is read past
+/// (see `message::parse_c40_message`); elsewhere, and for the other faults, the seal is malformed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Malformation {
     #[error("the payload has {len} bytes, more than the {max} that sixteen DataMatrix codes can hold")]
@@ -54,8 +56,6 @@ pub enum Malformation {
     MissingSignature,
     #[error("the signature is not valid Base32: {0}")]
     InvalidSignatureEncoding(String),
-    #[error("the signature has {0} bytes, fewer than the 64 the specification requires")]
-    SignatureTooShort(usize),
     #[error("binary block at offset {offset} runs past the end of the payload")]
     TruncatedBlock { offset: usize },
 }

@@ -48,6 +48,16 @@ struct Choice {
     len: usize,
 }
 
+/// One field as read: where the next one starts, its definition, whether it is a [`Choice`], and the
+/// departure from its length rule, if any (the field then holds what could be delimited).
+struct Reading {
+    field: Field,
+    next: usize,
+    def: &'static DataIdentifier,
+    at_max: bool,
+    fault: Option<Malformation>,
+}
+
 /// Parses a C40 zone; `base` is the zone's offset in the payload, for error messages.
 ///
 /// The spec's rules come first: a value at its maximum length needs no separator. Only when that reading fails
@@ -60,8 +70,14 @@ pub fn parse_c40_zone(zone: &[u8], base: usize) -> Result<Vec<Field>, Malformati
     let mut budget = BACKTRACK_BUDGET;
     let mut pos = 0;
     while pos < zone.len() {
-        match read_field(zone, pos, base) {
-            Ok((field, next, def, at_max)) => {
+        let read = read_field(zone, pos, base).and_then(|r| match r.fault {
+            Some(fault) => Err(fault),
+            None => Ok(r),
+        });
+        match read {
+            Ok(Reading {
+                field, next, def, at_max, ..
+            }) => {
                 let unterminated = UNTERMINATED_LENGTHS
                     .iter()
                     .find(|(id, len)| *id == def.id && *len < field.value.len());
@@ -85,6 +101,52 @@ pub fn parse_c40_zone(zone: &[u8], base: usize) -> Result<Vec<Field>, Malformati
     Ok(fields)
 }
 
+/// The signed message zone: read by the rules of [`parse_c40_zone`] when it follows them; otherwise read
+/// again field by field, keeping each departure the specification forbids but that leaves the zone readable
+/// (an identifier §7 does not define, a value of the wrong length, a truncated fixed value), so the seal's
+/// signature can still be checked and each departure reported. Other faults (a control character inside a
+/// value) still make the zone malformed.
+pub fn parse_c40_message(zone: &[u8], base: usize) -> Result<(Vec<Field>, Vec<Malformation>), Malformation> {
+    match parse_c40_zone(zone, base) {
+        Ok(fields) => Ok((fields, Vec::new())),
+        Err(error) if !is_departure(&error) => Err(error),
+        Err(_) => parse_keeping_departures(zone, base),
+    }
+}
+
+/// The faults after which the rest of a zone can still be delimited.
+fn is_departure(error: &Malformation) -> bool {
+    matches!(
+        error,
+        Malformation::UnknownIdentifier { .. } | Malformation::WrongLength { .. } | Malformation::TruncatedFixedField { .. }
+    )
+}
+
+/// One pass without backtracking; an undefined identifier's value is taken to run to the next separator, the
+/// only delimiter left when its length rule is unknown.
+fn parse_keeping_departures(zone: &[u8], base: usize) -> Result<(Vec<Field>, Vec<Malformation>), Malformation> {
+    let (mut fields, mut departures) = (Vec::new(), Vec::new());
+    let mut pos = 0;
+    while pos < zone.len() {
+        match read_field(zone, pos, base) {
+            Ok(read) => {
+                departures.extend(read.fault);
+                fields.push(read.field);
+                pos = read.next;
+            }
+            Err(error @ Malformation::UnknownIdentifier { .. }) => {
+                departures.push(error);
+                pos = zone[pos..]
+                    .iter()
+                    .position(|b| is_separator(*b))
+                    .map_or(zone.len(), |i| pos + i + 1);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok((fields, departures))
+}
+
 /// Takes the latest untried [`Choice`]; returns where parsing resumes.
 fn backtrack(zone: &[u8], fields: &mut Vec<Field>, choices: &mut Vec<Choice>, budget: &mut usize) -> Option<usize> {
     *budget = budget.checked_sub(1)?;
@@ -98,12 +160,12 @@ fn backtrack(zone: &[u8], fields: &mut Vec<Field>, choices: &mut Vec<Choice>, bu
     Some(choice.start + choice.len)
 }
 
-/// One field at `pos`: the field, where the next one starts, its definition, and whether it is a [`Choice`].
-fn read_field(zone: &[u8], pos: usize, base: usize) -> Result<(Field, usize, &'static DataIdentifier, bool), Malformation> {
+/// One field at `pos`; `Err` only when the identifier is undefined or a value holds a forbidden character.
+fn read_field(zone: &[u8], pos: usize, base: usize) -> Result<Reading, Malformation> {
     let def = identifier_at(zone, pos, base)?;
     match def.fixed_len() {
-        Some(len) => read_fixed(zone, pos + 2, def, len, base).map(|(f, next)| (f, next, def, false)),
-        None => read_variable(zone, pos + 2, def, base).map(|(f, next, at_max)| (f, next, def, at_max)),
+        Some(len) => read_fixed(zone, pos + 2, def, len, base),
+        None => read_variable(zone, pos + 2, def, base),
     }
 }
 
@@ -117,36 +179,57 @@ fn identifier_at(zone: &[u8], pos: usize, base: usize) -> Result<&'static DataId
 }
 
 /// A fixed-length value is exactly its length, with no separator needed (spec §3.4.1, "Règles d'encodage").
-fn read_fixed(zone: &[u8], start: usize, def: &DataIdentifier, len: usize, base: usize) -> Result<(Field, usize), Malformation> {
-    let available = zone.len().saturating_sub(start);
-    let value = &zone[start.min(zone.len())..(start + len).min(zone.len())];
+/// One cut short by a separator or by the end of the zone is kept up to there, with its fault.
+fn read_fixed(zone: &[u8], start: usize, def: &'static DataIdentifier, len: usize, base: usize) -> Result<Reading, Malformation> {
+    let start = start.min(zone.len());
+    let available = zone.len() - start;
+    let value = &zone[start..(start + len).min(zone.len())];
     let short_at = value
         .iter()
         .position(|b| is_separator(*b))
         .or((available < len).then_some(value.len()));
     if let Some(actual) = short_at {
-        return Err(wrong_length(def, start, actual, base));
+        let value = &value[..actual];
+        check_characters(value, start, base)?;
+        let end = start + actual;
+        let truncated = zone.get(end) == Some(&RS);
+        let next = if end < zone.len() { end + 1 } else { end };
+        return Ok(Reading {
+            field: field(def, value, truncated),
+            next,
+            def,
+            at_max: false,
+            fault: Some(wrong_length(def, start, actual, base)),
+        });
     }
     check_characters(value, start, base)?;
     let mut next = start + len;
+    let mut fault = None;
     match zone.get(next) {
         Some(&RS) => {
-            return Err(Malformation::TruncatedFixedField {
+            fault = Some(Malformation::TruncatedFixedField {
                 id: def.id.clone(),
                 offset: base + start - 2,
-            })
+            });
+            next += 1;
         }
         // Not required after a fixed value, but unambiguous (no identifier starts with GS): some issuers write it.
         Some(&GS) => next += 1,
         _ => {}
     }
-    Ok((field(def, value, false), next))
+    Ok(Reading {
+        field: field(def, value, fault.is_some()),
+        next,
+        def,
+        at_max: false,
+        fault,
+    })
 }
 
 /// A variable value ends at GS (complete), at RS (truncated), at the end of the zone, or at its maximum length,
-/// where no separator is needed (spec §3.4.1) but one may still follow. The flag says the value reached its
+/// where no separator is needed (spec §3.4.1) but one may still follow. `at_max` says the value reached its
 /// maximum with another field right after it.
-fn read_variable(zone: &[u8], start: usize, def: &DataIdentifier, base: usize) -> Result<(Field, usize, bool), Malformation> {
+fn read_variable(zone: &[u8], start: usize, def: &'static DataIdentifier, base: usize) -> Result<Reading, Malformation> {
     let start = start.min(zone.len());
     let limit = def.max.map_or(zone.len(), |max| (start + max).min(zone.len()));
     let end = zone[start..limit]
@@ -161,10 +244,14 @@ fn read_variable(zone: &[u8], start: usize, def: &DataIdentifier, base: usize) -
         Some(_) => (false, end, true),
         None => (false, end, false),
     };
-    if value.len() < def.min {
-        return Err(wrong_length(def, start, value.len(), base));
-    }
-    Ok((field(def, value, truncated), next, at_max))
+    let fault = (value.len() < def.min).then(|| wrong_length(def, start, value.len(), base));
+    Ok(Reading {
+        field: field(def, value, truncated),
+        next,
+        def,
+        at_max,
+        fault,
+    })
 }
 
 fn field(def: &DataIdentifier, value: &[u8], truncated: bool) -> Field {
@@ -348,6 +435,44 @@ mod tests {
         assert!(matches!(parse(b"31FR76\x1d"), Err(Malformation::WrongLength { ref id, actual: 4, .. }) if id == "31"));
         // A fixed value may not be truncated.
         assert!(matches!(parse(b"2435000\x1e"), Err(Malformation::TruncatedFixedField { .. })));
+    }
+
+    #[test]
+    fn the_message_zone_is_read_past_its_departures() {
+        // A conforming zone has none.
+        assert_eq!(parse_c40_message(b"2435000", 0).unwrap().1, []);
+        // Undefined identifier (its value runs to GS), short fixed value, value under its minimum, truncated
+        // fixed value: each recorded, the rest read.
+        let (fields, departures) = parse_c40_message(b"ZZ12\x1d2435\x1d31FR76\x1d2413001\x1e10AB", 0).unwrap();
+        let got: Vec<_> = fields.iter().map(|f| (f.id.as_str(), f.value.as_str(), f.truncated)).collect();
+        assert_eq!(
+            got,
+            [
+                ("24", "35", false),
+                ("31", "FR76", false),
+                ("24", "13001", true),
+                ("10", "AB", false)
+            ]
+        );
+        assert!(
+            matches!(&departures[..], [
+            Malformation::UnknownIdentifier { id, offset: 0 },
+            Malformation::WrongLength { offset: 5, actual: 2, .. },
+            Malformation::WrongLength { offset: 10, actual: 4, .. },
+            Malformation::TruncatedFixedField { offset: 17, .. },
+        ] if id == "ZZ"),
+            "{departures:?}"
+        );
+        // A fixed value cut by the end of the zone, and a stray GS.
+        let (fields, departures) = parse_c40_message(b"2435000\x1d\x1d2413", 0).unwrap();
+        assert_eq!((fields.len(), departures.len()), (2, 2), "{departures:?}");
+        // The unterminated EORIs are still read by backtracking, without departure.
+        assert_eq!(parse_c40_message(b"DWFR345678901234567DY009", 0).unwrap().1, []);
+        // A control character is not a departure the zone can be read past.
+        assert!(matches!(
+            parse_c40_message(b"ZZ1\x1d10AB\x00", 0),
+            Err(Malformation::InvalidCharacter { byte: 0, .. })
+        ));
     }
 
     #[test]

@@ -54,7 +54,8 @@ pub struct TwoDDocFinding {
     pub signature_status: SignatureStatus,
     /// The verification's reason in words (which certificate, which period).
     pub signature_detail: String,
-    /// The certificate belongs to an authority of the trust list (FR00 only when accepted).
+    /// The certificate belongs to an authority of the trust list (FR00 only when accepted), whatever the
+    /// signature's fate: a cut or altered signature of a known certificate is still `trusted`.
     pub trusted: bool,
     /// Signed with a test certificate (the test authority's, or an authority's reserved id `0000`).
     pub test_certificate: bool,
@@ -64,7 +65,9 @@ pub struct TwoDDocFinding {
     pub document_type_label: String,
     /// The API's `documentType` for that type, e.g. `avis_imposition`.
     pub document_type: common::domain::DocumentType,
-    /// Departures from the specification that do not prevent reading (e.g. an issue date the type forbids).
+    /// Departures from the specification that do not prevent reading, each with its reason (an issue date the
+    /// type forbids or lacks, an undefined identifier, a value of the wrong length); the signature is checked
+    /// all the same, and the engine reports each as a warning.
     pub non_conformities: Vec<String>,
     /// Number of bytes the signature covers.
     pub signed_len: usize,
@@ -138,7 +141,7 @@ pub fn analyse_payload(payload: &[u8], trust: &TrustStore) -> Result<TwoDDocFind
         fields.entry(field.id.clone()).or_insert_with(|| field.value.clone());
     }
     Ok(TwoDDocFinding {
-        non_conformities: non_conformities(&zones.header, zones.document_type, &zones.message),
+        non_conformities: non_conformities(&zones),
         document_type_code: zones.header.document_type.clone(),
         document_type_label: zones.document_type.label.into(),
         document_type: zones.document_type.api_type,
@@ -154,16 +157,25 @@ pub fn analyse_payload(payload: &[u8], trust: &TrustStore) -> Result<TwoDDocFind
     })
 }
 
-/// Departures that do not prevent reading: the issue date a type requires (`O`) or forbids (`N`, spec §6), and
-/// values the parser could only delimit by backtracking (see [`message::parse_c40_zone`]).
-fn non_conformities(header: &Header, document_type: &doctypes::DocumentType, message: &[Field]) -> Vec<String> {
+/// Departures that do not prevent reading, each in words: the issue date a type requires (`O`) or forbids
+/// (`N`, spec §6), the message zone's departures (undefined identifiers, lengths; see
+/// [`message::parse_c40_message`]), and values the parser could only delimit by backtracking (see
+/// [`message::parse_c40_zone`]).
+fn non_conformities(zones: &payload::Zones<'_>) -> Vec<String> {
+    let (header, document_type) = (&zones.header, zones.document_type);
     let code = document_type.code;
     let mut found = match (document_type.issue_date_required, header.issue_date) {
-        (true, None) => vec![format!("document type {code} requires an issue date, the header has none")],
-        (false, Some(date)) => vec![format!("document type {code} must not carry an issue date, the header has {date}")],
+        (true, None) => vec![format!(
+            "document type {code} requires an issue date (§6), the header has none ({})",
+            header.issue_date_raw
+        )],
+        (false, Some(date)) => vec![format!(
+            "document type {code} must not carry an issue date (§6), the header has {date}"
+        )],
         _ => Vec::new(),
     };
-    for field in message.iter().filter(|f| f.separator_missing) {
+    found.extend(zones.departures.iter().map(departure));
+    for field in zones.message.iter().filter(|f| f.separator_missing) {
         found.push(format!(
             "the value of {} ({} characters) is not ended by GS although shorter than its maximum",
             field.id,
@@ -171,4 +183,14 @@ fn non_conformities(header: &Header, document_type: &doctypes::DocumentType, mes
         ));
     }
     found
+}
+
+fn departure(fault: &Malformation) -> String {
+    match fault {
+        Malformation::UnknownIdentifier { id, offset } => format!(
+            "data identifier '{id}' at offset {offset} is not defined by the specification (§7), which forbids \
+             undefined identifiers (§3.4.4)"
+        ),
+        other => other.to_string(),
+    }
 }

@@ -9,9 +9,6 @@ use super::error::Malformation;
 use super::header::{self, Header, HeaderEncoding};
 use super::message::{self, Field, BINARY_SIGNATURE_ID, GS, US};
 
-/// The specification's smallest signature (§3.5.1): 64 bytes, a P-256 r||s.
-pub const MIN_SIGNATURE_LEN: usize = 64;
-
 /// A 2D-Doc spans at most 16 DataMatrix codes (spec §3.8) of at most 1558 bytes each, up to 1.5 characters per
 /// byte in C40: anything longer is not a seal, and refusing it bounds the parser's work.
 pub const MAX_PAYLOAD_LEN: usize = 64 * 1024;
@@ -24,6 +21,10 @@ pub struct Zones<'a> {
     /// Header and message: the bytes the signature covers.
     pub signed: &'a [u8],
     pub message: Vec<Field>,
+    /// Departures of the message zone from the specification that left it readable (see
+    /// [`message::parse_c40_message`]); the signature is checked all the same.
+    pub departures: Vec<Malformation>,
+    /// As carried, whatever its length: whether that length fits the signer's key is the verification's call.
     pub signature: Vec<u8>,
     /// Unsigned data after the signature (spec §3.6), not to be relied upon.
     pub annex: Vec<Field>,
@@ -75,7 +76,7 @@ fn read_c40<'a>(
     document_type: &'static DocumentType,
 ) -> Result<Zones<'a>, Malformation> {
     let us = payload.iter().position(|b| *b == US).ok_or(Malformation::MissingSignature)?;
-    let message = message::parse_c40_zone(&payload[header_len..us], header_len)?;
+    let (message, departures) = message::parse_c40_message(&payload[header_len..us], header_len)?;
     if message.is_empty() {
         return Err(Malformation::EmptyMessage);
     }
@@ -95,36 +96,42 @@ fn read_c40<'a>(
         document_type,
         signed: &payload[..us],
         message,
+        departures,
         signature,
         annex,
     })
 }
 
 /// RFC 4648 Base32 without padding, ignoring the unused low bits of the last character: a seal cut inside its
-/// signature is then reported by its length ("too short") rather than by an encoding detail.
+/// signature is then reported by the signature's length rather than by an encoding detail.
 static BASE32: LazyLock<data_encoding::Encoding> = LazyLock::new(|| {
     let mut spec = data_encoding::BASE32_NOPAD.specification();
     spec.check_trailing_bits = false;
     spec.encoding().unwrap_or_else(|_| data_encoding::BASE32_NOPAD.clone())
 });
 
-/// Base32 of RFC 4648; seals leave the padding out (spec §3.5.2) but a padded one is read too.
+/// Base32 of RFC 4648; seals leave the padding out (spec §3.5.2) but a padded one is read too. A text cut
+/// where no Base32 text can end (an incomplete last group) is read up to its last whole byte: the signature
+/// is then shorter than its key needs, which the verification reports.
 fn decode_base32(text: &[u8]) -> Result<Vec<u8>, Malformation> {
     let unpadded = &text[..text.iter().rposition(|b| *b != b'=').map_or(0, |i| i + 1)];
     if unpadded.is_empty() {
         return Err(Malformation::MissingSignature);
     }
-    let signature = BASE32
-        .decode(unpadded)
-        .map_err(|e| Malformation::InvalidSignatureEncoding(e.to_string()))?;
-    check_signature_len(signature)
-}
-
-fn check_signature_len(signature: Vec<u8>) -> Result<Vec<u8>, Malformation> {
-    match signature.len() {
-        n if n < MIN_SIGNATURE_LEN => Err(Malformation::SignatureTooShort(n)),
-        _ => Ok(signature),
+    if let Some(bad) = unpadded.iter().find(|b| !matches!(b, b'A'..=b'Z' | b'2'..=b'7')) {
+        let shown = [*bad].escape_ascii().to_string();
+        return Err(Malformation::InvalidSignatureEncoding(format!(
+            "'{shown}' is not a Base32 character"
+        )));
     }
+    let whole = (0..=unpadded.len()).rev().find(|n| matches!(n % 8, 0 | 2 | 4 | 5 | 7)).unwrap_or(0);
+    BASE32
+        .decode(&unpadded[..whole])
+        .map_err(|e| Malformation::InvalidSignatureEncoding(e.to_string()))
+        .and_then(|signature| match signature.is_empty() {
+            true => Err(Malformation::MissingSignature),
+            false => Ok(signature),
+        })
 }
 
 fn read_binary<'a>(
@@ -154,12 +161,15 @@ fn read_binary<'a>(
             offset: annex_at + annex_stop,
         });
     }
-    let signature = check_signature_len(signature)?;
+    if signature.is_empty() {
+        return Err(Malformation::MissingSignature);
+    }
     Ok(Zones {
         header,
         document_type,
         signed: &payload[..signature_at],
         message,
+        departures: Vec::new(),
         signature,
         annex,
     })

@@ -9,6 +9,9 @@ use super::trust::{CertificateLookup, PublicKey, SignerCertificate, TrustStore};
 
 pub use common::domain::SignatureStatus;
 
+/// The specification's smallest signature (§3.5.1): 64 bytes, a P-256 r||s.
+pub const MIN_SIGNATURE_LEN: usize = 64;
+
 /// What the verification concluded, with the reason in words for reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
@@ -43,6 +46,11 @@ pub fn verify(header: &Header, signed: &[u8], signature: &[u8], trust: &TrustSto
         CertificateLookup::Found(cert) => cert,
     };
     let test = cert.test_authority || header.cert_id.bytes().all(|b| b == b'0');
+    // A signature cut short or of another key's size cannot be checked: the certificate is still known, so
+    // the seal stays `trusted`, but nothing says whether it was forged, which is not `invalid` either.
+    if let Some(fault) = length_fault(&cert.key, signature) {
+        return outcome(SignatureStatus::NotChecked, true, test, format!("certificate {who}: {fault}"));
+    }
     let checked = match check_signature(&cert.key, signed, signature) {
         Ok(checked) => checked,
         Err(why) => return outcome(SignatureStatus::NotChecked, true, test, format!("certificate {who}: {why}")),
@@ -72,6 +80,24 @@ fn outcome(status: SignatureStatus, trusted: bool, test_certificate: bool, detai
         trusted,
         test_certificate,
         detail,
+    }
+}
+
+/// Why the signature's length cannot be that of a signature by `key`: an ECDSA r||s has twice the curve's
+/// size (spec §3.5.2); an RSA signature's size is its modulus', left to ring, above the spec's minimum.
+fn length_fault(key: &PublicKey, signature: &[u8]) -> Option<String> {
+    let (needed, what) = match key {
+        PublicKey::EcdsaP256(_) => (Some(64), "a P-256 key"),
+        PublicKey::EcdsaP384(_) => (Some(96), "a P-384 key"),
+        PublicKey::Rsa(_) | PublicKey::Unsupported(_) => (None, ""),
+    };
+    let len = signature.len();
+    match needed {
+        Some(needed) if len != needed => Some(format!("the signature has {len} bytes, {what} signs with {needed}")),
+        None if len < MIN_SIGNATURE_LEN => Some(format!(
+            "the signature has {len} bytes, fewer than the {MIN_SIGNATURE_LEN} the specification requires"
+        )),
+        _ => None,
     }
 }
 

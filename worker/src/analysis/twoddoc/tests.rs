@@ -196,22 +196,40 @@ fn truncated_or_damaged_signatures_never_verify() {
     let sealed = seal(&signed);
     let base32_len = sealed.len() - signed.len() - 1;
     assert_eq!(base32_len, 103, "64 bytes are 103 Base32 characters");
-    // Cut in the Base32 text: fewer than 64 bytes is malformed, with the reason.
-    assert_eq!(malformation(&sealed[..sealed.len() - 8]), Malformation::SignatureTooShort(59));
-    assert_eq!(malformation(&sealed[..sealed.len() - 2]), Malformation::SignatureTooShort(63));
-    // Cut where Base32 cannot end (102 characters).
-    assert!(matches!(
-        malformation(&sealed[..sealed.len() - 1]),
-        Malformation::InvalidSignatureEncoding(_)
-    ));
+    // Cut in the Base32 text, even where Base32 cannot end (102 characters): the certificate is known, so the
+    // seal stays trusted, but a signature of the wrong length is not checked, with the reason.
+    for (cut, bytes) in [(8, 59), (2, 63), (1, 63)] {
+        let finding = analyse(&sealed[..sealed.len() - cut], &trust);
+        assert_eq!(
+            (finding.signature_status, finding.trusted, finding.signature_verified()),
+            (SignatureStatus::NotChecked, true, false),
+            "cut by {cut}"
+        );
+        let reason = format!("the signature has {bytes} bytes, a P-256 key signs with 64");
+        assert!(finding.signature_detail.contains(&reason), "{}", finding.signature_detail);
+    }
     // The US and nothing after it, or no US at all.
     assert_eq!(malformation(&sealed[..signed.len() + 1]), Malformation::MissingSignature);
     assert_eq!(malformation(signed.as_bytes()), Malformation::MissingSignature);
-    // A signature of the right Base32 form but another length (P-384 size for a P-256 key): invalid.
+    // A signature of the right Base32 form but another length (P-384 size for a P-256 key): not checked.
     let mut long = signed.clone().into_bytes();
     long.push(US);
     long.extend(base32(&[sign(signed.as_bytes()), vec![0; 32]].concat()).bytes());
-    assert_eq!(analyse(&long, &trust).signature_status, SignatureStatus::Invalid);
+    let finding = analyse(&long, &trust);
+    assert_eq!((finding.signature_status, finding.trusted), (SignatureStatus::NotChecked, true));
+    assert!(finding.signature_detail.contains("96 bytes"), "{}", finding.signature_detail);
+    // One byte more than the key signs with, after a genuine signature.
+    let mut one_more = signed.clone().into_bytes();
+    one_more.push(US);
+    one_more.extend(base32(&[sign(signed.as_bytes()), vec![0]].concat()).bytes());
+    assert_eq!(analyse(&one_more, &trust).signature_status, SignatureStatus::NotChecked);
+    // A truncated signature of an authority nobody trusts stays untrusted.
+    let stranger = seal(&format!("{}{INVOICE}", header(4, "FR990001", "264B", "264B", "01")));
+    let finding = analyse(&stranger[..stranger.len() - 8], &trust);
+    assert_eq!(
+        (finding.signature_status, finding.trusted),
+        (SignatureStatus::UntrustedAuthority, false)
+    );
     // Characters outside the Base32 alphabet.
     let mut bad = sealed.clone();
     let last = bad.len() - 1;
@@ -307,26 +325,6 @@ fn annex_after_the_signature_is_read_but_not_signed() {
 #[test]
 fn structural_faults_are_malformed_with_their_reason() {
     let h4 = header(4, "FR000001", "264B", "264B", "01");
-    let unknown = malformation(&seal(&format!("{h4}10M/DEMO\x1dZZ12")));
-    assert_eq!(
-        unknown,
-        Malformation::UnknownIdentifier {
-            id: "ZZ".into(),
-            offset: 35
-        }
-    );
-    assert!(unknown.to_string().contains("unknown data identifier 'ZZ'"));
-    let short_postcode = malformation(&seal(&format!("{h4}241300\x1d25MARSEILLE")));
-    assert!(
-        matches!(short_postcode, Malformation::WrongLength { ref id, actual: 4, .. } if id == "24"),
-        "{short_postcode:?}"
-    );
-    assert!(short_postcode.to_string().contains("exactly 5"));
-    let long_postcode = malformation(&seal(&format!("{h4}24130012")));
-    assert!(
-        matches!(long_postcode, Malformation::UnknownIdentifier { ref id, .. } if id == "2"),
-        "{long_postcode:?}"
-    );
     assert_eq!(malformation(&seal(&h4)), Malformation::EmptyMessage);
     let unknown_type = malformation(&seal(&format!("{}{INVOICE}", header(4, "FR000001", "264B", "264B", "99"))));
     assert!(matches!(unknown_type, Malformation::UnknownDocumentType { .. }));
@@ -336,8 +334,91 @@ fn structural_faults_are_malformed_with_their_reason() {
         malformation(&seal(&format!("DC01FR000001264B264B01{INVOICE}"))),
         Malformation::UnsupportedVersion(_)
     ));
-    let truncated_fixed = malformation(&seal(&format!("{h4}2413001\x1e")));
-    assert!(matches!(truncated_fixed, Malformation::TruncatedFixedField { .. }));
+    // A control character inside a value leaves no field to trust: still malformed.
+    assert!(matches!(
+        malformation(&seal(&format!("{h4}10M/DEMO\x00X\x1d2413001"))),
+        Malformation::InvalidCharacter { byte: 0, .. }
+    ));
+}
+
+/// Spec departures the message zone can be read past: each is a non-conformity with its reason, and the
+/// signature is checked over the bytes before US all the same (issue 13, item 1).
+#[test]
+fn message_departures_are_non_conformities_and_the_signature_is_still_checked() {
+    let trust = store(true);
+    let h4 = header(4, "FR000001", "264B", "264B", "01");
+    let read = |message: &str| analyse(&seal(&format!("{h4}{message}")), &trust);
+    let cases: [(&str, &[&str]); 5] = [
+        // An identifier §7 does not define; its value runs to the next GS, and reading goes on after it.
+        (
+            "10M/DEMO\x1dZZ12\x1d2413001",
+            &["data identifier 'ZZ' at offset 35 is not defined by the specification (§7), which forbids undefined identifiers (§3.4.4)"],
+        ),
+        // A fixed value cut short by GS, then one running past its length (the rest is no identifier).
+        (
+            "241300\x1d25MARSEILLE",
+            &["data identifier '24' at offset 26 has 4 characters, the specification allows exactly 5"],
+        ),
+        (
+            "10M/DEMO\x1d24130012",
+            &["data identifier '2' at offset 42 is not defined by the specification"],
+        ),
+        // A fixed value marked truncated, and an IBAN under its minimum.
+        (
+            "2413001\x1e10M/DEMO",
+            &["fixed-length field '24' at offset 26 is marked truncated, which the specification forbids"],
+        ),
+        // Two departures in one seal: two non-conformities.
+        (
+            "31FR76\x1dZZ9\x1d10M/DEMO",
+            &[
+                "data identifier '31' at offset 26 has 4 characters, the specification allows 14 to 38",
+                "data identifier 'ZZ' at offset 33 is not defined",
+            ],
+        ),
+    ];
+    for (message, reasons) in cases {
+        let finding = read(message);
+        let shown = message.escape_debug();
+        assert_eq!(
+            (finding.signature_status, finding.trusted),
+            (SignatureStatus::Valid, true),
+            "{shown}: {}",
+            finding.signature_detail
+        );
+        assert_eq!(
+            finding.non_conformities.len(),
+            reasons.len(),
+            "{shown}: {:?}",
+            finding.non_conformities
+        );
+        for (found, reason) in finding.non_conformities.iter().zip(reasons) {
+            assert!(found.starts_with(reason), "{shown}: {found}");
+        }
+    }
+    // What could be delimited is read: the fields after the undefined one, the short value as it stands.
+    let finding = read("10M/DEMO\x1dZZ12\x1d2413001");
+    assert_eq!(finding.fields.get("24").map(String::as_str), Some("13001"));
+    assert!(
+        !finding.fields.contains_key("ZZ"),
+        "an undefined identifier has no meaning to report"
+    );
+    let finding = read("241300\x1d25MARSEILLE");
+    assert_eq!(finding.fields.get("24").map(String::as_str), Some("1300"));
+    assert_eq!(finding.fields.get("25").map(String::as_str), Some("MARSEILLE"));
+    // A departure does not make an altered seal acceptable: it is still invalid.
+    let sealed = seal(&format!("{h4}10M/DEMO\x1dZZ12\x1d2413001"));
+    let altered = String::from_utf8(sealed).unwrap_or_default().replacen("ZZ12", "ZZ13", 1);
+    let finding = analyse(altered.as_bytes(), &trust);
+    assert_eq!((finding.signature_status, finding.trusted), (SignatureStatus::Invalid, true));
+    assert_eq!(finding.non_conformities.len(), 1);
+    // An issue date FFFF on a type whose §6 entry requires one (01, invoice): verified, one non-conformity.
+    let undated = analyse(&seal(&format!("{}{INVOICE}", header(4, "FR000001", "FFFF", "264B", "01"))), &trust);
+    assert_eq!((undated.signature_status, undated.trusted), (SignatureStatus::Valid, true));
+    assert_eq!(
+        undated.non_conformities,
+        ["document type 01 requires an issue date (§6), the header has none (FFFF)"]
+    );
 }
 
 #[test]

@@ -37,6 +37,71 @@ async fn an_empty_page_cannot_be_concluded_on() {
     assert!(codes(&report).contains(&"issuer_not_confirmed"), "{:?}", codes(&report));
 }
 
+fn encoded(image: image::DynamicImage, format: image::ImageFormat) -> Vec<u8> {
+    let mut out = Cursor::new(Vec::new());
+    image.write_to(&mut out, format).expect("encode");
+    out.into_inner()
+}
+
+/// Issue 13, item 4: images too small or too uniform to carry a document cannot be concluded on,
+/// and the point of attention says why; they are not judged `suspect` on checks that read nothing.
+#[tokio::test]
+async fn degenerate_images_cannot_be_concluded_on_and_say_why() {
+    let engine = engine();
+    let noise = |w: u32, h: u32| {
+        image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([((x * 37 + y * 91) % 256) as u8, 90, 160])
+        }))
+    };
+    let white = image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(800, 600, image::Rgb([255; 3])));
+    let cases = [
+        (
+            "1x1",
+            encoded(noise(1, 1), image::ImageFormat::Png),
+            "the image is 1 x 1 pixels, far below what a document needs",
+        ),
+        ("3x3", encoded(noise(3, 3), image::ImageFormat::Png), "the image is 3 x 3 pixels"),
+        (
+            "40x30",
+            encoded(noise(40, 30), image::ImageFormat::Jpeg),
+            "the image is 40 x 30 pixels",
+        ),
+        ("white 800x600", encoded(white, image::ImageFormat::Png), "the image is uniform"),
+    ];
+    for (name, bytes, reason) in cases {
+        for category in [DocumentCategory::Identite, DocumentCategory::Administratif] {
+            let report = analyse(&engine, input(category, bytes.clone())).await.expect("report");
+            assert_eq!(
+                report.verdict,
+                Verdict::AnalyseImpossible,
+                "{name} {category:?}: {:?}",
+                report.anomalies
+            );
+            assert_eq!(codes(&report), ["image_unusable"], "{name} {category:?}");
+            assert_eq!(report.anomalies[0].severity, Severity::Info);
+            assert!(
+                report.anomalies[0].message.contains(reason),
+                "{name}: {}",
+                report.anomalies[0].message
+            );
+            assert!(
+                report.two_d_doc.is_none() && report.checks.is_empty(),
+                "{name}: nothing was checked"
+            );
+        }
+    }
+    // A degenerate back makes the identity document impossible to conclude on too, and says which side.
+    let mut with_back = input(DocumentCategory::Identite, png());
+    with_back.back = Some(encoded(noise(3, 3), image::ImageFormat::Png));
+    let report = analyse(&engine, with_back).await.expect("report");
+    assert_eq!(report.verdict, Verdict::AnalyseImpossible);
+    assert!(
+        report.anomalies[0].message.contains("(the back: the image is 3 x 3 pixels"),
+        "{}",
+        report.anomalies[0].message
+    );
+}
+
 #[tokio::test]
 async fn a_selfie_without_an_external_service_is_not_checked() {
     let mut identity = input(DocumentCategory::Identite, png());
