@@ -22,10 +22,11 @@ pub struct PageReading {
     forensics: Vec<Anomaly>,
 }
 
-/// Reads the page: its seal, its visible text (straightened as the seal shows the page turned)
-/// and its forensic findings.
+/// Reads the page: its seal, its visible text (straightened as the seal's symbol shows the page
+/// turned; without a seal OCR finds it from the letters) and its forensic findings.
 pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageReading {
     let (seal, turn) = seal::find(file, trust);
+    let turn = (!matches!(seal, SealOutcome::Absent)).then_some(turn);
     PageReading {
         seal,
         text: page::visible_text(file, ocr, turn),

@@ -46,7 +46,7 @@ pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today
             reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, seal_turn, today));
         }
         if matches!(seal, SealOutcome::Read(_)) {
-            reading.seal_side_text = page::visible_text(side, ocr, seal_turn);
+            reading.seal_side_text = page::visible_text(side, ocr, Some(seal_turn));
         }
         if !matches!(seal, SealOutcome::Absent) {
             reading.seal = seal;

@@ -8,17 +8,21 @@ use super::file::OpenedFile;
 use crate::analysis::datamatrix;
 use crate::analysis::forensics;
 use crate::analysis::orientation::Turn;
-use crate::analysis::text::{ocr::Ocr, pdf, TextSource, VisibleText};
+use crate::analysis::text::ocr::{Ocr, OcrError};
+use crate::analysis::text::{pdf, TextSource, VisibleText};
 
 /// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
 const MIN_TEXT_LAYER_LETTERS: usize = 40;
 
 /// The page's visible text and where it comes from, `None` when it cannot be read. An image is
-/// read straightened by `turn`; a PDF's page is upright as its text layer or renderer gives it.
-pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr, turn: Turn) -> Option<VisibleText> {
-    let text = match &file.image {
-        Some(image) => ocr_text(ocr, &turn.straighten(image)),
-        None => pdf_text(file.bytes, ocr),
+/// read straightened by `turn` when something on the page said how it is turned (its seal's
+/// symbol), else OCR finds the orientation from the letters; a PDF's page is upright as its text
+/// layer or renderer gives it.
+pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>) -> Option<VisibleText> {
+    let text = match (&file.image, turn) {
+        (Some(image), Some(turn)) => ocr_text(ocr.image_text(&turn.straighten(image))),
+        (Some(image), None) => ocr_text(ocr.image_text_any_turn(image)),
+        (None, _) => pdf_text(file.bytes, ocr),
     };
     text.filter(|t| !t.text.trim().is_empty())
 }
@@ -43,11 +47,11 @@ fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
     let largest = images
         .iter()
         .max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))?;
-    ocr_text(ocr, largest)
+    ocr_text(ocr.image_text_any_turn(largest))
 }
 
-fn ocr_text(ocr: &Ocr, image: &image::DynamicImage) -> Option<VisibleText> {
-    match ocr.image_text(image) {
+fn ocr_text(read: Result<String, OcrError>) -> Option<VisibleText> {
+    match read {
         Ok(text) => Some(VisibleText {
             text,
             source: TextSource::Ocr,

@@ -85,12 +85,24 @@ impl Ocr {
         self.probed.get_or_init(|| probe_program(&self.options)).clone()
     }
 
-    /// The text of `image`, as Tesseract reads it (layout analysis on, `--psm 3`). Blocking: call it from a
-    /// blocking thread.
+    /// The text of `image`, an upright page, as Tesseract reads it (layout analysis on, `--psm 3`).
+    /// Blocking: call it from a blocking thread.
     pub fn image_text(&self, image: &DynamicImage) -> Result<String, OcrError> {
+        self.text_with_layout(image, "3")
+    }
+
+    /// The text of `image`, a page that may be turned by a quarter or a half turn: Tesseract first
+    /// finds the page's orientation from its letters (`--psm 1`, the `osd` trained data), then reads
+    /// it straightened. One run, a quarter of a second more than [`Ocr::image_text`] on a photo,
+    /// half what a separate orientation run costs.
+    pub fn image_text_any_turn(&self, image: &DynamicImage) -> Result<String, OcrError> {
+        self.text_with_layout(image, "1")
+    }
+
+    fn text_with_layout(&self, image: &DynamicImage, psm: &str) -> Result<String, OcrError> {
         self.probe()?;
         let png = encode_png(image)?;
-        let args = ["stdin", "stdout", "-l", self.options.languages.as_str(), "--psm", "3"];
+        let args = ["stdin", "stdout", "-l", self.options.languages.as_str(), "--psm", psm];
         let output = run(&self.options, &args, Some(png), self.options.timeout)?;
         if !output.success {
             return Err(OcrError::Failed(format!("tesseract exited with {}", output.status)));
@@ -258,6 +270,7 @@ fn read_bounded(mut pipe: impl Read, limit: usize) -> (Vec<u8>, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::orientation::Turn;
     use std::os::unix::fs::PermissionsExt;
 
     fn samples() -> PathBuf {
@@ -302,6 +315,18 @@ mod tests {
         let folded = super::super::normalise::fold(&text);
         for expected in ["MONSIEUR NOE TESTE", "1 RUE DU PILOTE", "75011 PARIS", "ATTESTATION DE DOMICILE"] {
             assert!(folded.contains(expected), "{expected:?} not read");
+        }
+    }
+
+    #[test]
+    fn reads_a_turned_page_without_being_told_how() {
+        let ocr = tesseract();
+        let upright = image::open(samples().join("administratif/sample-domicile-v03-photo.jpg")).unwrap();
+        for turn in [Turn::Quarter, Turn::Half, Turn::ThreeQuarters] {
+            let folded = super::super::normalise::fold(&ocr.image_text_any_turn(&turn.apply(&upright)).unwrap());
+            for expected in ["MONSIEUR NOE TESTE", "75011 PARIS", "ATTESTATION DE DOMICILE"] {
+                assert!(folded.contains(expected), "{turn:?}: {expected:?} not read");
+            }
         }
     }
 

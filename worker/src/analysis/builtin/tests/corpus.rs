@@ -81,7 +81,7 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
 }
 
 /// A photo of the printed page: rendered at 150 dpi by `pdftoppm`, turned by 2°, saved as a JPEG (q70).
-fn photo_of(pdf: &[u8]) -> Vec<u8> {
+pub(super) fn photo_of(pdf: &[u8]) -> Vec<u8> {
     let dir = std::env::temp_dir().join(format!("sceau-corpus-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let source = dir.join("page.pdf");

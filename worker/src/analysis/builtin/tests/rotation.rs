@@ -3,9 +3,10 @@
 
 use std::io::Cursor;
 
-use common::domain::DocumentCategory;
+use common::domain::{DocumentCategory, Verdict};
 use image::{DynamicImage, ImageFormat};
 
+use super::corpus::photo_of;
 use super::{analyse, engine, input, shared_data};
 
 /// The samples that are photographs or scans of one page, with their category.
@@ -26,13 +27,33 @@ fn turns(upright: &DynamicImage) -> [(u32, DynamicImage); 3] {
     [(90, upright.rotate90()), (180, upright.rotate180()), (270, upright.rotate270())]
 }
 
+/// The samples turned, plus a photo of a page that carries no seal (its orientation comes from its
+/// text alone): the invoice of the samples without a 2D-Doc, rendered and photographed.
+fn uprights() -> Vec<(String, DocumentCategory, DynamicImage)> {
+    let mut all: Vec<_> = TURNED
+        .iter()
+        .map(|(path, category)| {
+            let image = image::open(shared_data().join("samples").join(path)).expect("sample");
+            ((*path).to_owned(), *category, image)
+        })
+        .collect();
+    let pdf = std::fs::read(shared_data().join("samples/administratif/sample-facture-sans-2ddoc.pdf")).expect("sample");
+    let photo = image::load_from_memory(&photo_of(&pdf)).expect("photo");
+    all.push((
+        "a photo of sample-facture-sans-2ddoc.pdf".to_owned(),
+        DocumentCategory::Administratif,
+        photo,
+    ));
+    all
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_turned_photo_has_the_verdict_of_the_upright_one() {
     let engine = engine();
     let mut wrong = Vec::new();
-    for (path, category) in TURNED {
-        let upright = image::open(shared_data().join("samples").join(path)).expect("sample");
+    for (path, category, upright) in uprights() {
         let expected = analyse(&engine, input(category, encoded(&upright))).await.expect("upright");
+        assert_ne!(expected.verdict, Verdict::AnalyseImpossible, "{path}: the upright photo is read");
         for (degrees, turned) in turns(&upright) {
             let report = analyse(&engine, input(category, encoded(&turned))).await.expect("turned");
             let same = (report.verdict, report.document_type, &report.anomalies)
