@@ -124,7 +124,13 @@ pub fn list(
 ) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
     let (sql, args) = list_query(company, filter, cursor, limit);
     let mut stmt = c.prepare(&sql)?;
-    let mut rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
+    into_page(rows, limit)
+}
+
+/// A page from rows read one beyond `limit`: the extra row, when there is one, says another page
+/// follows, and the cursor to it is the last row kept.
+fn into_page(mut rows: Vec<ConsultationRow>, limit: u32) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
     let next = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
         rows.last().map(|row| Cursor(row.seq))
@@ -376,20 +382,13 @@ pub fn pending_page(
     limit: u32,
 ) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
     let mut stmt = c.prepare_cached(&format!("SELECT {COLUMNS} {PENDING_PAGE}"))?;
-    let mut rows = stmt
+    let rows = stmt
         .query_map(
             params![company.as_str(), after.map_or(0, |Cursor(seq)| seq), i64::from(limit) + 1],
             build,
         )?
         .collect::<Result<Vec<_>, _>>()?;
-    let next = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|row| Cursor(row.seq))
-    } else {
-        None
-    };
-    let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
-    Ok((page, next))
+    into_page(rows, limit)
 }
 
 pub(crate) const PENDING_PAGE: &str = "FROM consultations INDEXED BY reviews_pending

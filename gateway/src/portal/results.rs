@@ -227,34 +227,58 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query
 }
 
 fn table(rows: &[Consultation], workflows: &[WorkflowDetail], lang: Lang) -> Markup {
-    let t = lang.portal();
     html! {
         @if rows.is_empty() {
-            p.muted data-testid="no-results" { (t.no_results) }
+            p.muted data-testid="no-results" { (lang.portal().no_results) }
         } @else {
-            table {
-                thead {
-                    tr {
-                        th scope="col" { (t.date) }
-                        th scope="col" { (t.result_id) }
-                        th scope="col" { (t.workflow) }
-                        th scope="col" { (t.external_ref) }
-                        th scope="col" { (t.document_type) }
-                        th scope="col" { (t.verdict) }
-                        th scope="col" { (t.decision) }
+            (consultation_table(rows, workflows, lang, Rows::Results))
+        }
+    }
+}
+
+/// Which list a table of results is drawn for: each has its rows' test hook, and the review
+/// queue leaves out the review column (every row there is pending).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rows {
+    Results,
+    ReviewQueue,
+}
+
+/// A table of results, one row each leading to the result: the results list's and the review
+/// queue's.
+pub(super) fn consultation_table(rows: &[Consultation], workflows: &[WorkflowDetail], lang: Lang, list: Rows) -> Markup {
+    let t = lang.portal();
+    let (row_hook, with_review) = match list {
+        Rows::Results => ("result-row", true),
+        Rows::ReviewQueue => ("review-row", false),
+    };
+    html! {
+        table {
+            thead {
+                tr {
+                    th scope="col" { (t.date) }
+                    th scope="col" { (t.result_id) }
+                    th scope="col" { (t.workflow) }
+                    th scope="col" { (t.external_ref) }
+                    th scope="col" { (t.document_type) }
+                    th scope="col" { (t.verdict) }
+                    th scope="col" { (t.decision) }
+                    @if with_review {
                         th scope="col" { (t.review_status) }
                     }
                 }
-                tbody {
-                    @for c in rows {
-                        tr data-testid="result-row" {
-                            td { (labels::date(c.created_at, lang)) }
-                            td { a href=(format!("/portal/consultations/{}", c.id)) { code { (c.id) } } }
-                            td { (workflow_name(workflows, &c.workflow_id)) }
-                            td { (c.external_ref.as_deref().unwrap_or("—")) }
-                            td { (labels::document_type(c.document_type, lang)) }
-                            td { (labels::verdict(c.verdict, lang)) }
-                            td { (decision_cell(c.decision, lang)) }
+            }
+            tbody {
+                @for c in rows {
+                    tr data-testid=(row_hook) {
+                        td { (labels::date(c.created_at, lang)) }
+                        td { a href=(format!("/portal/consultations/{}", c.id)) { code { (c.id) } } }
+                        td { (workflow_name(workflows, &c.workflow_id)) }
+                        td { (c.external_ref.as_deref().unwrap_or("—")) }
+                        td { (labels::document_type(c.document_type, lang)) }
+                        td { (labels::verdict(c.verdict, lang)) }
+                        td { (decision_cell(c.decision, lang)) }
+                        @if with_review {
                             td { (labels::review(c.review_status, lang)) }
                         }
                     }

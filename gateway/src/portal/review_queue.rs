@@ -4,9 +4,8 @@
 
 use super::error::PortalResult;
 use super::layout;
-use super::results::{decision_cell, workflow_name};
+use super::results::{consultation_table, Rows};
 use super::signed::Signed;
-use crate::i18n::labels;
 use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -43,32 +42,7 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query
         @if rows.is_empty() {
             p data-testid="no-reviews" { (t.no_reviews) }
         } @else {
-            table {
-                thead {
-                    tr {
-                        th scope="col" { (t.date) }
-                        th scope="col" { (t.result_id) }
-                        th scope="col" { (t.workflow) }
-                        th scope="col" { (t.external_ref) }
-                        th scope="col" { (t.document_type) }
-                        th scope="col" { (t.verdict) }
-                        th scope="col" { (t.decision) }
-                    }
-                }
-                tbody {
-                    @for c in &rows {
-                        tr data-testid="review-row" {
-                            td { (labels::date(c.created_at, lang)) }
-                            td { a href=(format!("/portal/consultations/{}", c.id)) { code { (c.id) } } }
-                            td { (workflow_name(&workflows, &c.workflow_id)) }
-                            td { (c.external_ref.as_deref().unwrap_or("—")) }
-                            td { (labels::document_type(c.document_type, lang)) }
-                            td { (labels::verdict(c.verdict, lang)) }
-                            td { (decision_cell(c.decision, lang)) }
-                        }
-                    }
-                }
-            }
+            (consultation_table(&rows, &workflows, lang, Rows::ReviewQueue))
         }
         nav.pages aria-label=(t.next_page) {
             @if cursor.is_some() {
