@@ -11,8 +11,8 @@ use super::findings::{Evidence, Findings};
 use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::issuer::IssuerRegister;
-use crate::analysis::text::{ocr::Ocr, VisibleText};
-use crate::analysis::twoddoc::{TrustStore, TwoDDocFinding};
+use crate::analysis::text::{ocr::Ocr, TextSource, VisibleText};
+use crate::analysis::twoddoc::{data_matches, TrustStore, TwoDDocFinding};
 
 /// What is read from the page on a blocking thread, before the register (which may go online) is asked.
 pub struct PageReading {
@@ -27,10 +27,33 @@ pub struct PageReading {
 pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageReading {
     let (seal, turn) = seal::find(file, trust);
     let turn = (!matches!(seal, SealOutcome::Absent)).then_some(turn);
+    let mut text = page::visible_text(file, ocr, turn);
+    if let (SealOutcome::Read(finding), Some(read)) = (&seal, &text) {
+        if misses_seal_values(finding, read) {
+            text = page::closer_look(file, ocr, turn)
+                .map(|closer| both_readings(read, closer))
+                .or(text);
+        }
+    }
     PageReading {
         seal,
-        text: page::visible_text(file, ocr, turn),
+        text,
         forensics: page::forensic_findings(file),
+    }
+}
+
+/// Whether OCR's reading of the page lacks a value of the seal: the case where reading it closer may
+/// find what small print hid. A text layer is the issuer's own characters; nothing to read closer.
+fn misses_seal_values(finding: &TwoDDocFinding, read: &VisibleText) -> bool {
+    read.source == TextSource::Ocr && !data_matches::compare_visible(finding, read).mismatched.is_empty()
+}
+
+/// Both OCR readings of the page: a value is on the page if either reading shows it. A forged value is in
+/// neither, so reading twice does not forgive a forgery.
+fn both_readings(first: &VisibleText, closer: VisibleText) -> VisibleText {
+    VisibleText {
+        text: format!("{}\n{}", first.text, closer.text),
+        source: TextSource::Ocr,
     }
 }
 

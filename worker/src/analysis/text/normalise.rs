@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use chrono::{Days, NaiveDate};
+use chrono::{Days, NaiveDate, NaiveDateTime};
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
@@ -167,7 +167,8 @@ fn strip_grouping(int_part: &str) -> Option<String> {
 /// Every amount written on a page, read generously: each run of digits may start an amount, which may go on with
 /// groups of three digits after a single space and end with decimals. Readings that overlap are all kept (from
 /// "2 188,55" come 2, 2188.55 and 188.55), so a value is found whichever way the page groups it; a changed digit
-/// still gives a different number.
+/// still gives a different number. A minus sign before the number ("-1 523,40", "− 6,44") makes its readings
+/// negative, and only negative: a balance whose sign was flipped is a different amount.
 pub fn amounts_in(text: &str) -> Vec<Amount> {
     let chars: Vec<char> = text.chars().collect();
     let mut found = Vec::new();
@@ -175,7 +176,13 @@ pub fn amounts_in(text: &str) -> Vec<Amount> {
     while i < chars.len() {
         let starts_number = chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_alphanumeric());
         if starts_number {
+            let from = found.len();
             collect_amounts_from(&chars, i, &mut found);
+            if is_negated(&chars, i) {
+                for amount in &mut found[from..] {
+                    amount.0 = -amount.0;
+                }
+            }
         }
         // The groups of an amount also start readings of their own ("188,55" inside "2 188,55").
         i += 1;
@@ -183,6 +190,23 @@ pub fn amounts_in(text: &str) -> Vec<Amount> {
     found.sort_unstable();
     found.dedup();
     found
+}
+
+/// Whether the number starting at `start` has a minus sign before it, right before or one space away, and the
+/// sign is not a hyphen inside a word or a date ("AB-1234", "2026-10").
+fn is_negated(chars: &[char], start: usize) -> bool {
+    let before = |k: usize| start.checked_sub(k).and_then(|i| chars.get(i)).copied();
+    let sign_at = match (before(1), before(2)) {
+        (Some(c), _) if is_minus(c) => 1,
+        (Some(' ' | '\u{a0}' | '\u{202f}'), Some(c)) if is_minus(c) => 2,
+        _ => return false,
+    };
+    !before(sign_at + 1).is_some_and(char::is_alphanumeric)
+}
+
+/// A hyphen, the minus sign, or the dashes OCR reads a printed minus as.
+fn is_minus(c: char) -> bool {
+    matches!(c, '-' | '\u{2212}' | '\u{2013}' | '\u{2014}')
 }
 
 /// The amounts that start at `start`: the digits there, then each longer reading with more groups or decimals.
@@ -253,6 +277,28 @@ pub fn parse_seal_date_dmy(value: &str) -> Option<NaiveDate> {
     let month = value[2..4].parse().ok()?;
     let year = value[4..8].parse().ok()?;
     NaiveDate::from_ymd_opt(year, month, day)
+}
+
+/// A seal date written `YYYYMMDD` (the customs identifiers D3, D4).
+pub fn parse_seal_date_ymd(value: &str) -> Option<NaiveDate> {
+    if value.len() != 8 || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let year = value[0..4].parse().ok()?;
+    let month = value[4..6].parse().ok()?;
+    let day = value[6..8].parse().ok()?;
+    NaiveDate::from_ymd_opt(year, month, day)
+}
+
+/// A seal date and time written `DDMMYYYYHHmm` (identifiers such as 70, C3, F6).
+pub fn parse_seal_datetime_dmy(value: &str) -> Option<NaiveDateTime> {
+    if value.len() != 12 {
+        return None;
+    }
+    let date = parse_seal_date_dmy(&value[0..8])?;
+    let hour = value[8..10].parse().ok()?;
+    let minute = value[10..12].parse().ok()?;
+    date.and_hms_opt(hour, minute, 0)
 }
 
 /// A seal date written as four hex digits counting days since 2000-01-01 (identifiers such as 53, 54), like the
@@ -413,6 +459,36 @@ mod tests {
         // Digits glued to letters are part of an identifier, not an amount.
         assert!(!amounts_in("EAU4410099").contains(&Amount(441009900)));
         assert!(amounts_in("Total: 2910.05").contains(&Amount(291005)));
+    }
+
+    #[test]
+    fn a_minus_sign_makes_an_amount_negative_and_only_negative() {
+        for page in [
+            "Solde au 01/10/2026 : -1 523,40 €",
+            "Solde - 1 523,40",
+            "Solde \u{2212}1\u{202f}523,40",
+        ] {
+            let found = amounts_in(page);
+            assert!(found.contains(&Amount(-152340)), "{page}: {found:?}");
+            assert!(!found.contains(&Amount(152340)), "{page}: {found:?}");
+        }
+        // Hyphens inside references and dates are not signs.
+        assert!(amounts_in("Ref AB-1234").contains(&Amount(123400)));
+        assert!(amounts_in("2026-10-01").contains(&Amount(1000)));
+        assert!(amounts_in("Solde 1 523,40 €").contains(&Amount(152340)));
+    }
+
+    #[test]
+    fn reads_year_first_dates_and_date_times() {
+        assert_eq!(parse_seal_date_ymd("20270301"), NaiveDate::from_ymd_opt(2027, 3, 1));
+        assert_eq!(parse_seal_date_ymd("20271301"), None);
+        assert_eq!(parse_seal_date_ymd("2027031"), None);
+        assert_eq!(
+            parse_seal_datetime_dmy("150320261430"),
+            NaiveDate::from_ymd_opt(2026, 3, 15).and_then(|d| d.and_hms_opt(14, 30, 0))
+        );
+        assert_eq!(parse_seal_datetime_dmy("150320262530"), None);
+        assert_eq!(parse_seal_datetime_dmy("15032026"), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use chrono::NaiveDate;
+use chrono::{NaiveDate, Timelike};
 
 use super::TwoDDocFinding;
 use crate::analysis::text::normalise::{self, Amount};
@@ -55,17 +55,25 @@ enum Kind {
     DateDmy,
     /// A date encoded as four hex digits counting days since 2000-01-01 in the seal.
     DateHex,
+    /// A date encoded YYYYMMDD in the seal (customs documents).
+    DateYmd,
+    /// A date and time encoded DDMMYYYYHHmm in the seal: the date, and the time as printed ("14:30", "14h30").
+    DateTimeDmy,
 }
 
-/// The identifiers compared (spec v3.2.6 §7, perimeter 01), and how. Those not listed are not compared, because
-/// they are not printed as such on the documents they belong to or say nothing a fraudster would change:
+/// The identifiers compared (spec v3.2.6 §7, perimeter 01), and how: every value the document types of §8 print as
+/// a name, an address, a number, an amount or a date. Those not listed are not compared, because they are not
+/// printed as such on the documents they belong to or say nothing a fraudster would change:
 /// - 01–0C: technical data of the seal (document id, composing application, association date, page count, URL);
-/// - 11, 15, 1J, 1N, 6H: civility or title alone, printed in many forms ("M.", "Monsieur", "Mr");
+/// - 11, 15, 1J, 1N, 6H, 76, B6, C0, C5, F3: civility, title or sex alone, printed in many forms ("M.", "Monsieur");
 /// - 1E, 1F: telephone numbers, seldom printed and written in many groupings;
-/// - 1G, 1H, 5T, 65, 68: flags and codes whose printed form is a word;
-/// - 26, 2D, 34, 5J, 6I, 6Y, 67, 6C: country codes, printed as country names if at all;
-/// - 42 (household situation), 51, 52 (hours worked, fixed-width encodings), 5K, 5U: free codes whose printed
-///   form differs from the encoded one.
+/// - 1G, 1H, 5T, 65, 68, 7C–7J, 7O, AT, F5, LA: flags and codes whose printed form is a word ("Oui", "Négatif");
+/// - 26, 2D, 34, 5J, 6I, 6Y, 67, 6C, A0, B5, B9, H1, H3: country codes, printed as country names if at all;
+/// - 42 (household situation), 51, 52 (hours worked, fixed-width encodings), 5K, 5U, 6J, 6M, 6P, A5, A6, A8, A9,
+///   AB, AM, AF, AG, BA, BD, BG, E0, E4–E6, F4, G0, G1, L4, L7, L8: codes from the specification's tables, printed
+///   as their labels;
+/// - AE (a time alone), BE, BF, D8, DY, H7–HB: counts, weights and values in fixed-width encodings whose printed
+///   units the specification leaves to the issuer.
 ///
 /// Identity-document identifiers beyond names and numbers are left to the MRZ checks.
 const COMPARED: &[(&str, Kind)] = &[
@@ -106,6 +114,7 @@ const COMPARED: &[(&str, Kind)] = &[
     ("31", Kind::Reference),
     ("32", Kind::Reference),
     ("33", Kind::Reference),
+    ("35", Kind::Reference),
     ("36", Kind::DateHex),
     ("37", Kind::DateHex),
     ("38", Kind::Amount),
@@ -162,6 +171,173 @@ const COMPARED: &[(&str, Kind)] = &[
     ("6V", Kind::Text),
     ("6W", Kind::Postcode),
     ("6X", Kind::Text),
+    // Employment authorisations and foreigners' documents.
+    ("5N", Kind::Reference),
+    ("5Q", Kind::Name),
+    ("5R", Kind::Name),
+    ("5S", Kind::Text),
+    ("6A", Kind::Text),
+    ("6K", Kind::Reference),
+    ("6L", Kind::DateDmy),
+    ("6N", Kind::DateDmy),
+    ("6O", Kind::DateDmy),
+    ("6Q", Kind::Reference),
+    ("6R", Kind::Reference),
+    ("6Z", Kind::Reference),
+    // Death certificates.
+    ("70", Kind::DateTimeDmy),
+    ("71", Kind::DateTimeDmy),
+    ("72", Kind::Name),
+    ("73", Kind::Name),
+    ("74", Kind::Name),
+    ("75", Kind::DateDmy),
+    ("77", Kind::Text),
+    ("78", Kind::Postcode),
+    ("79", Kind::Text),
+    ("7A", Kind::Postcode),
+    ("7B", Kind::Text),
+    ("7K", Kind::Reference),
+    ("7L", Kind::Reference),
+    ("7M", Kind::Text),
+    ("7N", Kind::Text),
+    // Professional cards and licences.
+    ("80", Kind::Name),
+    ("81", Kind::Name),
+    ("82", Kind::Reference),
+    ("83", Kind::Text),
+    ("84", Kind::Text),
+    ("85", Kind::Reference),
+    ("86", Kind::Reference),
+    // Bailiffs' deeds.
+    ("90", Kind::Text),
+    ("91", Kind::Text),
+    ("92", Kind::Text),
+    ("93", Kind::Text),
+    ("94", Kind::Text),
+    ("95", Kind::Reference),
+    ("96", Kind::DateDmy),
+    // Vehicles and driving licences.
+    ("A1", Kind::Reference),
+    ("A2", Kind::Text),
+    ("A3", Kind::Text),
+    ("A4", Kind::Reference),
+    ("A7", Kind::Amount),
+    ("AA", Kind::DateDmy),
+    ("AC", Kind::Reference),
+    ("AD", Kind::DateHex),
+    ("AH", Kind::Reference),
+    ("AI", Kind::DateDmy),
+    ("AJ", Kind::Reference),
+    ("AK", Kind::Reference),
+    ("AL", Kind::Reference),
+    ("AN", Kind::Amount),
+    ("AO", Kind::Reference),
+    ("AP", Kind::Text),
+    ("AQ", Kind::Reference),
+    ("AR", Kind::Text),
+    ("AS", Kind::Text),
+    ("AU", Kind::Text),
+    ("AV", Kind::Text),
+    ("AW", Kind::Text),
+    ("AX", Kind::Text),
+    ("AY", Kind::Postcode),
+    ("AZ", Kind::Text),
+    // Diplomas and student records.
+    ("B0", Kind::Name),
+    ("B1", Kind::Name),
+    ("B2", Kind::Name),
+    ("B3", Kind::Name),
+    ("B4", Kind::Name),
+    ("B7", Kind::DateDmy),
+    ("B8", Kind::Text),
+    ("BB", Kind::Reference),
+    ("BC", Kind::Reference),
+    ("BH", Kind::Text),
+    ("BI", Kind::Text),
+    ("BJ", Kind::Text),
+    ("BK", Kind::Reference),
+    // Electronic transfer of a vehicle.
+    ("C1", Kind::Name),
+    ("C2", Kind::Name),
+    ("C3", Kind::DateTimeDmy),
+    ("C4", Kind::DateDmy),
+    ("C6", Kind::Name),
+    ("C7", Kind::Name),
+    ("C8", Kind::Text),
+    ("C9", Kind::Postcode),
+    ("CA", Kind::Text),
+    ("CB", Kind::Reference),
+    ("CC", Kind::DateTimeDmy),
+    // Customs documents.
+    ("D0", Kind::Reference),
+    ("D1", Kind::Text),
+    ("D2", Kind::Reference),
+    ("D3", Kind::DateYmd),
+    ("D4", Kind::DateYmd),
+    ("D5", Kind::Reference),
+    ("D6", Kind::Reference),
+    ("D7", Kind::DateDmy),
+    ("D9", Kind::DateDmy),
+    ("DA", Kind::Reference),
+    ("DB", Kind::Name),
+    ("DC", Kind::Name),
+    ("DD", Kind::DateDmy),
+    ("DE", Kind::Text),
+    ("DF", Kind::Reference),
+    ("DG", Kind::Reference),
+    ("DH", Kind::Reference),
+    ("DI", Kind::Reference),
+    ("DJ", Kind::Name),
+    ("DK", Kind::Name),
+    ("DL", Kind::DateDmy),
+    ("DM", Kind::Text),
+    ("DN", Kind::Reference),
+    ("DO", Kind::Reference),
+    ("DP", Kind::Reference),
+    ("DQ", Kind::Name),
+    ("DR", Kind::Name),
+    ("DS", Kind::DateDmy),
+    ("DT", Kind::Text),
+    ("DU", Kind::Reference),
+    ("DV", Kind::Reference),
+    ("DW", Kind::Reference),
+    ("DX", Kind::Reference),
+    ("DZ", Kind::Reference),
+    ("H0", Kind::Text),
+    ("H2", Kind::Text),
+    ("H4", Kind::DateDmy),
+    ("H5", Kind::DateDmy),
+    ("H6", Kind::Reference),
+    ("HC", Kind::Text),
+    ("HD", Kind::Text),
+    ("HE", Kind::Text),
+    ("HF", Kind::Text),
+    ("HG", Kind::Text),
+    ("HH", Kind::Reference),
+    // Driving licence orders and records.
+    ("E1", Kind::DateHex),
+    ("E2", Kind::DateHex),
+    ("E3", Kind::DateHex),
+    ("E7", Kind::Reference),
+    ("E8", Kind::DateTimeDmy),
+    // Virological tests.
+    ("F0", Kind::Name),
+    ("F1", Kind::Name),
+    ("F2", Kind::DateDmy),
+    ("F6", Kind::DateTimeDmy),
+    // Vaccination certificates.
+    ("L0", Kind::Name),
+    ("L1", Kind::Name),
+    ("L2", Kind::DateDmy),
+    ("L3", Kind::Text),
+    ("L5", Kind::Text),
+    ("L6", Kind::Text),
+    ("L9", Kind::DateDmy),
+    // Asylum seekers.
+    ("G2", Kind::Reference),
+    ("G3", Kind::DateDmy),
+    ("G4", Kind::Amount),
+    ("G5", Kind::Text),
 ];
 
 /// Civilities a name line may start with; optional on the page.
@@ -231,6 +407,8 @@ struct Page {
     tokens: Vec<String>,
     /// The tokens with OCR's digit look-alikes read as digits, for numeric identifiers (OCR only).
     digit_tokens: Option<Vec<String>>,
+    /// OCR's readings the comparison forgives, prepared once (OCR only).
+    ocr: Option<OcrReadings>,
     amounts: HashSet<Amount>,
     dates: HashSet<NaiveDate>,
     tolerance: Tolerance,
@@ -240,11 +418,13 @@ impl Page {
     fn new(text: &str, tolerance: Tolerance) -> Page {
         let tokens = normalise::tokens(text);
         let digit_tokens = (tolerance == Tolerance::Ocr).then(|| tokens.iter().map(|t| ocr_digits(t)).collect());
+        let ocr = (tolerance == Tolerance::Ocr).then(|| OcrReadings::of(&tokens));
         Page {
             amounts: normalise::amounts_in(text).into_iter().collect(),
             dates: normalise::dates_in(text).into_iter().collect(),
             tokens,
             digit_tokens,
+            ocr,
             tolerance,
         }
     }
@@ -277,7 +457,32 @@ impl Page {
             Kind::Reference => self.reference(value),
             Kind::DateDmy => normalise::parse_seal_date_dmy(value).map(|d| self.dates.contains(&d) || self.has_reference(value)),
             Kind::DateHex => normalise::parse_seal_date_hex(value).map(|d| self.dates.contains(&d)),
+            Kind::DateYmd => normalise::parse_seal_date_ymd(value).map(|d| self.dates.contains(&d)),
+            Kind::DateTimeDmy => {
+                normalise::parse_seal_datetime_dmy(value).map(|at| self.dates.contains(&at.date()) && self.has_time(at.hour(), at.minute()))
+            }
         }
+    }
+
+    /// Whether the page shows the time `hour`:`minute`, as "14:30", "14 h 30", "14h30" or "9h05".
+    fn has_time(&self, hour: u32, minute: u32) -> bool {
+        let number = |token: &str| {
+            token
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| token.parse::<u32>().ok())
+                .flatten()
+        };
+        let glued = |token: &str| {
+            let (h, m) = token.split_once('H')?;
+            Some((number(h)?, number(m)?))
+        };
+        self.tokens.iter().enumerate().any(|(i, token)| {
+            let next = |k: usize| self.tokens.get(i + k).map(String::as_str);
+            let minute_token = |t: Option<&str>| t.filter(|t| t.len() == 2).and_then(number) == Some(minute);
+            glued(token) == Some((hour, minute))
+                || (number(token) == Some(hour) && (minute_token(next(1)) || (next(1) == Some("H") && minute_token(next(2)))))
+        })
     }
 
     fn reference(&self, value: &str) -> Option<bool> {
@@ -285,39 +490,39 @@ impl Page {
         (!compact.is_empty()).then(|| self.has_reference(&compact))
     }
 
-    /// Whether a run of consecutive page words spells `compact` exactly (an identifier printed in groups).
+    /// Whether a run of consecutive page words spells `compact` exactly (an identifier printed in groups). In
+    /// OCR'd text, a mixed identifier may also be spelt with look-alikes ("EVTCO75" for "EVTC075").
     fn has_reference(&self, compact: &str) -> bool {
         let numeric = compact.bytes().all(|b| b.is_ascii_digit());
         let tokens = match (&self.digit_tokens, numeric) {
             (Some(digits), true) => digits,
             _ => &self.tokens,
         };
-        (0..tokens.len()).any(|start| {
-            let mut joined = String::new();
-            for token in tokens.iter().skip(start).take(MAX_REFERENCE_GROUPS) {
-                joined.push_str(token);
-                if joined.len() >= compact.len() {
-                    return joined == compact;
-                }
-                if !compact.starts_with(joined.as_str()) {
-                    return false;
-                }
-            }
-            false
-        })
+        if spelt_in(tokens, compact) {
+            return true;
+        }
+        match &self.ocr {
+            Some(ocr) if !numeric => spelt_in(&ocr.look_alikes, &look_alike(compact)),
+            _ => false,
+        }
     }
 
-    /// Whether every word of `words` is on the page within a short window, in any order, each on its own page word.
+    /// Whether every word of `words` is on the page within a short window, in any order, each on its own page
+    /// word; in OCR'd text, also where OCR cut a word after its first letter ("J ulie").
     fn has_words(&self, words: &[String]) -> bool {
+        self.has_words_in(&self.tokens, words) || self.ocr.as_ref().is_some_and(|ocr| self.has_words_in(&ocr.glued, words))
+    }
+
+    fn has_words_in(&self, tokens: &[String], words: &[String]) -> bool {
         let window = words.len() + WINDOW_SLACK;
-        (0..self.tokens.len()).any(|start| {
-            if !words.iter().any(|w| self.word_matches(w, &self.tokens[start])) {
+        (0..tokens.len()).any(|start| {
+            if !words.iter().any(|w| self.word_matches(w, &tokens[start])) {
                 return false;
             }
-            let end = (start + window).min(self.tokens.len());
+            let end = (start + window).min(tokens.len());
             let mut used = vec![false; end - start];
             words.iter().all(|word| {
-                let slot = (start..end).find(|&i| !used[i - start] && self.word_matches(word, &self.tokens[i]));
+                let slot = (start..end).find(|&i| !used[i - start] && self.word_matches(word, &tokens[i]));
                 match slot {
                     Some(i) => {
                         used[i - start] = true;
@@ -340,6 +545,74 @@ impl Page {
         let allowed = expected.chars().count() / 8;
         allowed > 0 && strsim::levenshtein(expected, seen) <= allowed
     }
+}
+
+/// Whether a run of consecutive `tokens` spells `compact` exactly (an identifier printed in groups).
+fn spelt_in(tokens: &[String], compact: &str) -> bool {
+    (0..tokens.len()).any(|start| {
+        let mut joined = String::new();
+        for token in tokens.iter().skip(start).take(MAX_REFERENCE_GROUPS) {
+            joined.push_str(token);
+            if joined.len() >= compact.len() {
+                return joined == compact;
+            }
+            if !compact.starts_with(joined.as_str()) {
+                return false;
+            }
+        }
+        false
+    })
+}
+
+/// The page's tokens as OCR may have mangled them, prepared for the comparisons that forgive it.
+struct OcrReadings {
+    /// Every token with look-alike characters merged ([`look_alike`]), for mixed identifiers.
+    look_alikes: Vec<String>,
+    /// The tokens with a lone leading letter joined to the word after it: OCR often cuts a narrow first
+    /// letter off ("J ulie", "J ean").
+    glued: Vec<String>,
+}
+
+impl OcrReadings {
+    fn of(tokens: &[String]) -> OcrReadings {
+        let lone_letter = |t: &str| t.len() == 1 && t.bytes().all(|b| b.is_ascii_alphabetic());
+        let word_rest = |t: &str| t.len() > 1 && t.bytes().all(|b| b.is_ascii_alphabetic());
+        let mut glued: Vec<String> = Vec::with_capacity(tokens.len());
+        let mut i = 0;
+        while i < tokens.len() {
+            match tokens.get(i + 1) {
+                Some(next) if lone_letter(&tokens[i]) && word_rest(next) => {
+                    glued.push(format!("{}{next}", tokens[i]));
+                    i += 2;
+                }
+                _ => {
+                    glued.push(tokens[i].clone());
+                    i += 1;
+                }
+            }
+        }
+        OcrReadings {
+            look_alikes: tokens.iter().map(|t| look_alike(t)).collect(),
+            glued,
+        }
+    }
+}
+
+/// `text` with the characters OCR confuses merged into one (O, Q, D and 0; I, L and 1; S and 5; B and 8; Z and
+/// 2; E and F, which a blurred photo's bottom stroke tells apart), so a mixed identifier read with a look-alike
+/// still spells itself. Other characters stay distinct: a changed digit is still a change.
+fn look_alike(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'E' => 'F',
+            'O' | 'Q' | 'D' => '0',
+            'I' | 'L' => '1',
+            'S' => '5',
+            'B' => '8',
+            'Z' => '2',
+            other => other,
+        })
+        .collect()
 }
 
 /// The words of a name field: `CIVILITE/NOM/PRENOM` or free text, without the leading civility.
@@ -602,6 +875,37 @@ mod tests {
             compare(&finding_with(&fields), "Madame Ines DEMONSTRATION 75012 DEMO CONSEIL SAS").mismatched,
             vec!["24"]
         );
+    }
+
+    #[test]
+    fn ocr_may_cut_a_first_letter_off_or_read_look_alikes_in_mixed_identifiers() {
+        let fields = [("81", "JULIE"), ("AJ", "EVTC075260042"), ("35", "DEMOFRPPXXX0001234567")];
+        let page = "Prénoms : J ulie\nInscription : EVTCO75260042\nQXBAN : DEMO FRPP XXXO 0012 34567";
+        assert!(compare(&finding_with(&fields), page).matches);
+        // A text layer is the issuer's own characters: no forgiveness there.
+        let exact = compare_with(&finding_with(&fields), page, Tolerance::Exact);
+        assert_eq!(exact.mismatched, vec!["35", "81", "AJ"]);
+        // A changed character that is not a look-alike is still a change.
+        let changed = "Prénoms : J ulie\nInscription : EVTCO75260048\nQXBAN : DEMO FRPP XXXO 0012 34567";
+        assert_eq!(compare(&finding_with(&fields), changed).mismatched, vec!["AJ"]);
+        let other_name = "Prénoms : J ulia\nInscription : EVTC075260042\nQXBAN : DEMOFRPPXXX0001234567";
+        assert_eq!(compare(&finding_with(&fields), other_name).mismatched, vec!["81"]);
+    }
+
+    #[test]
+    fn dates_with_times_and_year_first_dates() {
+        let fields = [("70", "021120260815"), ("D3", "20260601"), ("38", "-1523,40")];
+        let page = "Décès le 02/11/2026 à 08h15\nValide du 01/06/2026\nAncien solde : -1 523,40 €";
+        assert!(compare_with(&finding_with(&fields), page, Tolerance::Exact).matches);
+        for (edited, id) in [("08h15", "70"), ("01/06/2026", "D3"), ("-1 523,40", "38")] {
+            let replacement = match id {
+                "70" => "08h45",
+                "D3" => "01/07/2026",
+                _ => "1 523,40",
+            };
+            let result = compare_with(&finding_with(&fields), &page.replacen(edited, replacement, 1), Tolerance::Exact);
+            assert_eq!(result.mismatched, vec![id.to_string()], "{edited}");
+        }
     }
 
     #[test]

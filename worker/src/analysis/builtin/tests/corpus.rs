@@ -54,7 +54,7 @@ fn departing(issue_date: &str, message: String) -> Vec<u8> {
 }
 
 /// One A4 page: the text lines in Helvetica (WinAnsi), the seal as a DataMatrix image at the top right.
-fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
+pub(super) fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
     let mut pdf = PdfFixture::new();
     let mut image = Stream::new(
         dictionary! {
@@ -67,11 +67,7 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
     let image = pdf.document().add_object(image);
     let mut content = String::from("q 130 0 0 130 420 660 cm /Im1 Do Q\nBT /F1 11 Tf 50 780 Td 15 TL\n");
     for line in lines {
-        let latin1: String = line
-            .chars()
-            .map(|c| if c == '\u{b0}' { "\\260".to_owned() } else { c.to_string() })
-            .collect();
-        content.push_str(&format!("({}) Tj T*\n", latin1.replace('(', "\\(").replace(')', "\\)")));
+        content.push_str(&format!("({}) Tj T*\n", win_ansi(line)));
     }
     content.push_str("ET\n");
     let resources = dictionary! { "Font" => helvetica(), "XObject" => dictionary! { "Im1" => image } };
@@ -80,8 +76,43 @@ fn pdf_page(lines: &[String], code: &GrayImage) -> Vec<u8> {
         .bytes()
 }
 
+/// `line` as a PDF string literal's body in WinAnsi: Latin-1 letters and the euro sign as octal escapes,
+/// parentheses and backslashes escaped.
+fn win_ansi(line: &str) -> String {
+    line.chars()
+        .map(|c| match c {
+            '(' | ')' | '\\' => format!("\\{c}"),
+            '\u{20ac}' => "\\200".to_owned(),
+            ' '..='~' => c.to_string(),
+            _ => match u8::try_from(u32::from(c)) {
+                Ok(byte) if byte >= 0xa0 => format!("\\{byte:03o}"),
+                _ => "?".to_owned(),
+            },
+        })
+        .collect()
+}
+
+/// The printed page as a scanner gives it: rendered at 150 dpi by `pdftoppm`, saved as a PNG.
+pub(super) fn render_150_dpi(pdf: &[u8]) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    DynamicImage::ImageLuma8(rendered(pdf))
+        .write_to(&mut out, image::ImageFormat::Png)
+        .expect("PNG");
+    out.into_inner()
+}
+
 /// A photo of the printed page: rendered at 150 dpi by `pdftoppm`, turned by 2°, saved as a JPEG (q70).
 pub(super) fn photo_of(pdf: &[u8]) -> Vec<u8> {
+    let turned = rotate(&rendered(pdf), 2.0);
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 70)
+        .encode_image(&DynamicImage::ImageLuma8(turned))
+        .expect("JPEG");
+    out.into_inner()
+}
+
+/// The page rendered in grey at 150 dpi by `pdftoppm`.
+fn rendered(pdf: &[u8]) -> GrayImage {
     let dir = std::env::temp_dir().join(format!("sceau-corpus-{}-{}", std::process::id(), rand_suffix()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let source = dir.join("page.pdf");
@@ -95,12 +126,7 @@ pub(super) fn photo_of(pdf: &[u8]) -> Vec<u8> {
     assert!(status.success(), "pdftoppm failed");
     let page = image::open(dir.join("page.png")).expect("rendered page").to_luma8();
     let _ = std::fs::remove_dir_all(&dir);
-    let turned = rotate(&page, 2.0);
-    let mut out = std::io::Cursor::new(Vec::new());
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 70)
-        .encode_image(&DynamicImage::ImageLuma8(turned))
-        .expect("JPEG");
-    out.into_inner()
+    page
 }
 
 fn rand_suffix() -> u64 {
@@ -129,7 +155,7 @@ fn rotate(page: &GrayImage, degrees: f32) -> GrayImage {
     })
 }
 
-fn code_image(payload: &[u8]) -> GrayImage {
+pub(super) fn code_image(payload: &[u8]) -> GrayImage {
     symbol(std::str::from_utf8(payload).expect("C40 payloads are ASCII"), 4)
 }
 

@@ -1,8 +1,9 @@
 //! The built-in engine end to end, on the bytes a job would hand it: the reference samples with their
-//! manifest's findings, the files it must refuse, and a corpus of seals these tests sign, render and
-//! tamper with themselves.
+//! manifest's findings, the files it must refuse, a corpus of seals these tests sign, render and
+//! tamper with themselves, and a document of every type of the 2D-Doc specification.
 
 mod corpus;
+mod doc_types;
 mod files;
 mod rotation;
 mod samples;
