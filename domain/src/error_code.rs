@@ -16,6 +16,8 @@ wire_enum!(
         ImagePurged => "image_purged",
         InvalidState => "invalid_state",
         BatchEmpty => "batch_empty",
+        IdempotencyKeyInUse => "idempotency_key_in_use",
+        IdempotencyKeyReused => "idempotency_key_reused",
         DocumentTooLarge => "document_too_large",
         PayloadTooLarge => "payload_too_large",
         TooManyOpenBatches => "too_many_open_batches",
@@ -37,7 +39,8 @@ impl ErrorCode {
             InvalidApiKey => 401,
             ReadOnlyKey | IaDesactivee | BrowserRequestForbidden => 403,
             NotFound | ImagePurged => 404,
-            InvalidState | BatchEmpty => 409,
+            InvalidState | BatchEmpty | IdempotencyKeyInUse => 409,
+            IdempotencyKeyReused => 422,
             DocumentTooLarge | PayloadTooLarge => 413,
             TooManyOpenBatches | BatchFull | DocumentQuotaExceeded | VolumeQuotaExceeded | RateLimited => 429,
             InternalError => 500,
@@ -72,6 +75,8 @@ impl ErrorCode {
                  or submit on a journey already submitted, completed or expired."
             }
             BatchEmpty => "Submit of a batch holding no document.",
+            IdempotencyKeyInUse => "A request with the same `Idempotency-Key` is still being processed; retry once it has answered.",
+            IdempotencyKeyReused => "The `Idempotency-Key` was used in the last 24 h with another request (method, path or body).",
             DocumentTooLarge => "A decoded document (front or back), or a journey file, is over 10 Mo (10,000,000 bytes).",
             PayloadTooLarge => "The request body is over the hard cap (30 MB).",
             TooManyOpenBatches => "Three batches of the company are already open.",
@@ -108,6 +113,8 @@ mod tests {
         assert_eq!(status("read_only_key"), 403);
         assert_eq!(status("image_purged"), 404);
         assert_eq!(status("batch_empty"), 409);
+        assert_eq!(status("idempotency_key_in_use"), 409);
+        assert_eq!(status("idempotency_key_reused"), 422);
         assert_eq!(status("payload_too_large"), 413);
         assert_eq!(status("volume_quota_exceeded"), 429);
         assert_eq!(status("service_unavailable"), 503);

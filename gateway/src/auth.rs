@@ -28,6 +28,10 @@ impl FromRequestParts<AppState> for Caller {
     /// its key is even looked up, whatever the key: were a good key let through, the throttle would
     /// still answer each guess (429 for a wrong key, 200 for a right one) and stop nothing.
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        // Already authenticated by a layer that needed the caller first (`idempotency`).
+        if let Some(caller) = parts.extensions.get::<Caller>() {
+            return Ok(caller.clone());
+        }
         let address = ClientAddr::of(&parts.extensions, &parts.headers, &state.trusted_proxies).limit_key();
         let failures = &state.edge_limits.key_failures;
         if let Some(address) = &address {

@@ -8,6 +8,7 @@ pub mod client_addr;
 pub mod error;
 pub mod html;
 pub mod i18n;
+pub mod idempotency;
 pub mod input;
 pub mod inspect;
 pub mod journey;
@@ -37,6 +38,7 @@ pub fn app(state: AppState) -> axum::Router {
     // Inside the common layers, so a timed-out request still carries its request id.
     let (routes, _) = routes::router().split_for_parts();
     let routes = routes
+        .layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .merge(portal::router(state.clone()))
         .with_state(state)
         .layer(RequestBodyTimeoutLayer::new(server::BODY_IDLE_TIMEOUT))

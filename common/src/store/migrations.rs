@@ -345,6 +345,23 @@ CREATE INDEX consultations_by_company_time ON consultations(company_id, seq, cre
 DROP INDEX consultations_by_company;
 CREATE INDEX items_holding_files ON batch_items(status) WHERE front_blob IS NOT NULL OR back_blob IS NOT NULL;
 "#,
+    // `Idempotency-Key` on the API's POSTs (`idempotency`): a key is claimed (no fingerprint yet)
+    // before its request runs, then holds the request's fingerprint and its sealed response for
+    // 24 h. Keys are scoped to the company and the mode (`live` until test mode).
+    r#"
+CREATE TABLE idempotency_keys (
+    company_id TEXT NOT NULL,
+    mode TEXT NOT NULL DEFAULT 'live',
+    key TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    fingerprint BLOB,
+    status INTEGER,
+    content_type TEXT,
+    response_sealed BLOB,
+    PRIMARY KEY (company_id, mode, key)
+) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at_ms);
+"#,
 ];
 
 /// Brings the schema up to date.

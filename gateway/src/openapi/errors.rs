@@ -24,13 +24,24 @@ pub enum Access {
 
 impl Access {
     /// The codes every operation of this access may answer besides its own: a bad key, the
-    /// throttle of wrong keys per client address, a read-only key on a write, and a bug.
+    /// throttle of wrong keys per client address, a read-only key on a write, an idempotency key
+    /// refused, and a bug.
     fn implied(self) -> &'static [ErrorCode] {
         use ErrorCode::*;
         match self {
             Access::Public => &[InternalError],
             Access::Read => &[InvalidApiKey, RateLimited, InternalError],
-            Access::Write => &[InvalidApiKey, ReadOnlyKey, RateLimited, InternalError],
+            // Every write takes an `Idempotency-Key` (`crate::idempotency`): a malformed one is an
+            // `invalid_request`, a key in use or reused its own code.
+            Access::Write => &[
+                InvalidApiKey,
+                ReadOnlyKey,
+                RateLimited,
+                InvalidRequest,
+                IdempotencyKeyInUse,
+                IdempotencyKeyReused,
+                InternalError,
+            ],
         }
     }
 }
@@ -143,6 +154,8 @@ fn example(code: ErrorCode) -> Value {
             None,
         ),
         BatchEmpty => ("The batch holds no document; deposit at least one before submitting.", None),
+        IdempotencyKeyInUse => ("A request with this Idempotency-Key is still being processed.", None),
+        IdempotencyKeyReused => ("This Idempotency-Key was used in the last 24 hours with another request.", None),
         DocumentTooLarge => ("document exceeds 10 Mo (10,000,000 bytes) once decoded.", Some("document")),
         PayloadTooLarge => ("The request body exceeds the 30 MB limit.", None),
         TooManyOpenBatches => ("three batches are already open; submit or cancel one before opening another", None),

@@ -11,10 +11,11 @@ use common::document::FileKind;
 use serde_json::Value;
 use std::sync::OnceLock;
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, Server};
+use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, Required, Server};
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -79,6 +80,7 @@ pub fn document(public_base: &str) -> OpenApi {
     journey_upload_media_types(&mut api);
     deposit_back_only_for_identity(&mut api);
     request_id_on_every_response(&mut api);
+    idempotency_key_on_every_post(&mut api);
     one_retry_after(&mut api);
     api.extensions
         .get_or_insert_with(Default::default)
@@ -167,6 +169,43 @@ fn request_id_on_every_response(api: &mut OpenApi) {
     }
     if let Some(components) = api.components.as_mut() {
         components.responses.values_mut().for_each(&mut add);
+    }
+}
+
+/// Every POST of the API takes an `Idempotency-Key` (`crate::idempotency`), and its successful
+/// responses say when they are a replay; the refusals are among `Access::Write`'s codes.
+fn idempotency_key_on_every_post(api: &mut OpenApi) {
+    let key = ParameterBuilder::new()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .required(Required::False)
+        .description(Some(
+            "Makes the request safe to retry: for 24 hours, the same key with the same method, path and body replays the              first response (with `Idempotent-Replayed: true`); with another request it answers 422              `idempotency_key_reused`, and while the first is still processed 409 `idempotency_key_in_use`. Keys are              scoped to the company. A fresh random value (a UUID) per operation is the usual choice.",
+        ))
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(1))
+                .max_length(Some(crate::idempotency::MAX_KEY_LEN))
+                .pattern(Some("^[ -~]+$")),
+        ))
+        .build();
+    let replayed = HeaderBuilder::new()
+        .description(Some(
+            "`true` when this response is the replay of an earlier request with the same `Idempotency-Key`.",
+        ))
+        .schema(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["true"])))
+        .build();
+    for (path, item) in api.paths.paths.iter_mut() {
+        let Some(operation) = item.post.as_mut().filter(|_| path.starts_with("/api/v1/")) else {
+            continue;
+        };
+        operation.parameters.get_or_insert_with(Vec::new).push(key.clone());
+        for (status, response) in operation.responses.responses.iter_mut() {
+            if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
+                response.headers.insert("Idempotent-Replayed".to_owned(), replayed.clone());
+            }
+        }
     }
 }
 

@@ -208,8 +208,28 @@ fn error_responses_follow_the_rules() {
         codes_at(&doc, "createBatch", "429"),
         set(&["rate_limited", "too_many_open_batches"])
     );
-    assert_eq!(codes_at(&doc, "submitBatch", "409"), set(&["invalid_state", "batch_empty"]));
-    assert_eq!(codes_at(&doc, "cancelBatch", "409"), set(&["invalid_state"]));
+    assert_eq!(
+        codes_at(&doc, "submitBatch", "409"),
+        set(&["invalid_state", "batch_empty", "idempotency_key_in_use"])
+    );
+    assert_eq!(
+        codes_at(&doc, "cancelBatch", "409"),
+        set(&["invalid_state", "idempotency_key_in_use"])
+    );
+    // Every POST of the API takes an Idempotency-Key, and says how it refuses one.
+    for id in ["createVerification", "createBatch", "depositDocument", "submitBatch", "cancelBatch"] {
+        assert_eq!(codes_at(&doc, id, "422"), set(&["idempotency_key_reused"]), "{id}");
+        assert!(codes_at(&doc, id, "409").contains("idempotency_key_in_use"), "{id}");
+        assert!(codes_at(&doc, id, "400").contains("invalid_request"), "{id}");
+        let parameters = op(&doc, id)["parameters"].as_array().cloned().unwrap_or_default();
+        assert!(
+            parameters.iter().any(|p| p["name"] == "Idempotency-Key" && p["in"] == "header"),
+            "{id}"
+        );
+    }
+    assert!(op(&doc, "uploadJourneyFile")["parameters"]
+        .as_array()
+        .is_none_or(|p| p.iter().all(|p| p["name"] != "Idempotency-Key")));
     assert_eq!(
         codes_at(&doc, "uploadJourneyFile", "413"),
         set(&["document_too_large", "payload_too_large"])

@@ -1,0 +1,206 @@
+//! Idempotency keys (`API.md`, Idempotency): for 24 h a POST of the API carrying an
+//! `Idempotency-Key` is remembered with the fingerprint of its request and its response, so a
+//! client's retry replays the answer instead of doing the work twice. A key is claimed before its
+//! request runs, which is how a concurrent duplicate is told that the first is still in flight.
+
+use super::error::RepoError;
+use crate::ids::CompanyId;
+use chrono::{DateTime, Duration, Utc};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// How long a key and its response are remembered.
+pub const REMEMBERED: Duration = Duration::hours(24);
+/// A claim older than this never finished (its process died): the key may be claimed again.
+/// Longer than any request may last (`gateway::server::REQUEST_TIMEOUT`).
+pub const ABANDONED_AFTER: Duration = Duration::minutes(10);
+
+/// Whose key: keys of different companies (and, with test mode, modes) never meet.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    pub company: &'a CompanyId,
+    pub key: &'a str,
+}
+
+/// The response remembered for a key, with the fingerprint of the request that earned it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remembered {
+    /// SHA-256 of the request's method, path and body.
+    pub fingerprint: Vec<u8>,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// The response body, sealed with the service's master keys: a response may carry a journey's
+    /// link, which is as good as a password.
+    pub sealed_body: Vec<u8>,
+}
+
+/// What claiming a key found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The key was free (or forgotten); it is now held by the caller's request.
+    Claimed,
+    /// Another request with this key has not answered yet.
+    InFlight,
+    /// The key answered before: replay it, if the request is the same.
+    Answered(Remembered),
+}
+
+/// A key's row as stored: the response columns are empty while its request is in flight.
+struct KeyRow {
+    fingerprint: Option<Vec<u8>>,
+    status: Option<u16>,
+    content_type: Option<String>,
+    response_sealed: Option<Vec<u8>>,
+}
+
+/// Claims `scope`'s key for a request starting `now`, forgetting first every key past its time.
+pub fn claim(tx: &Connection, scope: Scope<'_>, now: DateTime<Utc>) -> Result<Claim, RepoError> {
+    let now_ms = now.timestamp_millis();
+    tx.execute(
+        "DELETE FROM idempotency_keys WHERE created_at_ms < ?1
+            OR (fingerprint IS NULL AND created_at_ms < ?2)",
+        params![now_ms - REMEMBERED.num_milliseconds(), now_ms - ABANDONED_AFTER.num_milliseconds()],
+    )?;
+    let found = tx
+        .query_row(
+            "SELECT fingerprint, status, content_type, response_sealed FROM idempotency_keys
+             WHERE company_id = ?1 AND mode = 'live' AND key = ?2",
+            params![scope.company.as_str(), scope.key],
+            |r| {
+                Ok(KeyRow {
+                    fingerprint: r.get(0)?,
+                    status: r.get(1)?,
+                    content_type: r.get(2)?,
+                    response_sealed: r.get(3)?,
+                })
+            },
+        )
+        .optional()?;
+    match found.map(|row| (row.fingerprint, row.status, row.content_type, row.response_sealed)) {
+        None => {
+            tx.execute(
+                "INSERT INTO idempotency_keys (company_id, mode, key, created_at_ms) VALUES (?1, 'live', ?2, ?3)",
+                params![scope.company.as_str(), scope.key, now_ms],
+            )?;
+            Ok(Claim::Claimed)
+        }
+        Some((Some(fingerprint), Some(status), content_type, Some(sealed_body))) => Ok(Claim::Answered(Remembered {
+            fingerprint,
+            status,
+            content_type,
+            sealed_body,
+        })),
+        Some(_) => Ok(Claim::InFlight),
+    }
+}
+
+/// Remembers the response to the request that holds `scope`'s key.
+pub fn answer(tx: &Connection, scope: Scope<'_>, response: &Remembered) -> Result<(), RepoError> {
+    tx.execute(
+        "UPDATE idempotency_keys SET fingerprint = ?3, status = ?4, content_type = ?5, response_sealed = ?6
+         WHERE company_id = ?1 AND mode = 'live' AND key = ?2",
+        params![
+            scope.company.as_str(),
+            scope.key,
+            response.fingerprint,
+            response.status,
+            response.content_type,
+            response.sealed_body
+        ],
+    )?;
+    Ok(())
+}
+
+/// Lets `scope`'s key go without remembering anything: the request failed in a way worth retrying
+/// (a bug, a full disk, a rate limit), or was refused before it was read whole.
+pub fn release(tx: &Connection, scope: Scope<'_>) -> Result<(), RepoError> {
+    tx.execute(
+        "DELETE FROM idempotency_keys WHERE company_id = ?1 AND mode = 'live' AND key = ?2 AND fingerprint IS NULL",
+        params![scope.company.as_str(), scope.key],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::TempStore;
+
+    fn remembered(fingerprint: &[u8]) -> Remembered {
+        Remembered {
+            fingerprint: fingerprint.to_vec(),
+            status: 201,
+            content_type: Some("application/json".into()),
+            sealed_body: b"sealed".to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_key_is_claimed_once_answered_then_forgotten_after_a_day() {
+        let store = TempStore::new("idempotency");
+        let company = CompanyId::generate(Utc::now());
+        let other = CompanyId::generate(Utc::now());
+        let t0 = Utc::now();
+        let claims = {
+            let (company, other) = (company.clone(), other.clone());
+            store
+                .write(move |tx| -> Result<_, RepoError> {
+                    let scope = Scope {
+                        company: &company,
+                        key: "k-1",
+                    };
+                    let first = claim(tx, scope, t0)?;
+                    let again = claim(tx, scope, t0 + Duration::seconds(1))?;
+                    let elsewhere = claim(
+                        tx,
+                        Scope {
+                            company: &other,
+                            key: "k-1",
+                        },
+                        t0,
+                    )?;
+                    Ok((first, again, elsewhere))
+                })
+                .await
+                .unwrap()
+        };
+        assert_eq!(claims, (Claim::Claimed, Claim::InFlight, Claim::Claimed));
+        let company2 = company.clone();
+        let later = store
+            .write(move |tx| -> Result<_, RepoError> {
+                let scope = Scope {
+                    company: &company2,
+                    key: "k-1",
+                };
+                answer(tx, scope, &remembered(b"f1"))?;
+                let replay = claim(tx, scope, t0 + Duration::hours(23))?;
+                let forgotten = claim(tx, scope, t0 + Duration::hours(25))?;
+                Ok((replay, forgotten))
+            })
+            .await
+            .unwrap();
+        assert_eq!(later, (Claim::Answered(remembered(b"f1")), Claim::Claimed));
+    }
+
+    #[tokio::test]
+    async fn a_released_or_abandoned_claim_frees_the_key() {
+        let store = TempStore::new("idempotency");
+        let company = CompanyId::generate(Utc::now());
+        let t0 = Utc::now();
+        let claims = store
+            .write(move |tx| -> Result<_, RepoError> {
+                let scope = Scope {
+                    company: &company,
+                    key: "k-2",
+                };
+                claim(tx, scope, t0)?;
+                release(tx, scope)?;
+                let after_release = claim(tx, scope, t0)?;
+                let still_running = claim(tx, scope, t0 + Duration::minutes(9))?;
+                let abandoned = claim(tx, scope, t0 + Duration::minutes(11))?;
+                Ok((after_release, still_running, abandoned))
+            })
+            .await
+            .unwrap();
+        assert_eq!(claims, (Claim::Claimed, Claim::InFlight, Claim::Claimed));
+    }
+}

@@ -1,0 +1,133 @@
+//! `Idempotency-Key` on the API's POSTs (`API.md`, Idempotency), through the real binary: a retry
+//! replays the first answer and does nothing twice, another request with the key is refused, a
+//! request still in flight holds its key, and keys of different companies never meet.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::Service;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// POST `body` to `path` with `key` as Idempotency-Key: status, `Idempotent-Replayed`, body.
+async fn post_with_key(svc: &Service, api_key: &str, path: &str, key: &str, body: &Value) -> (u16, Option<String>, Value) {
+    let response = svc
+        .http
+        .post(svc.url(path))
+        .bearer_auth(api_key)
+        .header("Idempotency-Key", key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, replayed, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_retry_replays_the_first_answer_and_creates_nothing_twice() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite"]);
+    let request = json!({ "workflowId": wf["id"], "externalRef": "dossier-7" });
+
+    let (s, replayed, first) = post_with_key(&svc, &co.key, "/api/v1/verifications", "create-dossier-7", &request).await;
+    assert_eq!((s, replayed), (201, None), "{first}");
+    let (s, replayed, again) = post_with_key(&svc, &co.key, "/api/v1/verifications", "create-dossier-7", &request).await;
+    assert_eq!((s, replayed.as_deref()), (201, Some("true")));
+    assert_eq!(again, first, "the same session, link included");
+
+    // The same key with another body, or on another path, is refused and does nothing.
+    let other = json!({ "workflowId": wf["id"], "externalRef": "dossier-8" });
+    let (s, _, refused) = post_with_key(&svc, &co.key, "/api/v1/verifications", "create-dossier-7", &other).await;
+    assert_eq!((s, refused["error"].as_str()), (422, Some("idempotency_key_reused")));
+    let (s, _, refused) = post_with_key(&svc, &co.key, "/api/v1/batches", "create-dossier-7", &json!({})).await;
+    assert_eq!((s, refused["error"].as_str()), (422, Some("idempotency_key_reused")));
+
+    // A batch opened twice with one key is one batch (the fourth would be refused otherwise).
+    for _ in 0..5 {
+        let (s, _, batch) = post_with_key(&svc, &co.key, "/api/v1/batches", "open-batch-1", &json!({})).await;
+        assert_eq!(s, 201, "{batch}");
+    }
+    let (_, batches) = svc.get(&co.key, "/api/v1/batches").await;
+    assert_eq!(batches["data"].as_array().unwrap().len(), 1, "{batches}");
+
+    // Another company's identical key is its own.
+    let other_co = svc.company();
+    let (s, replayed, theirs) = post_with_key(&svc, &other_co.key, "/api/v1/batches", "open-batch-1", &json!({})).await;
+    assert_eq!((s, replayed), (201, None), "{theirs}");
+    let (_, ours) = svc.get(&co.key, "/api/v1/batches").await;
+    assert_ne!(theirs["id"], ours["data"][0]["id"]);
+
+    // Without a key nothing is remembered: two requests, two sessions.
+    let (_, a) = svc.post(&co.key, "/api/v1/verifications", request.clone()).await;
+    let (_, b) = svc.post(&co.key, "/api/v1/verifications", request).await;
+    assert_ne!(a["id"], b["id"]);
+}
+
+#[tokio::test]
+async fn a_malformed_key_is_refused_and_a_failed_request_is_not_remembered() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    for key in ["", &"k".repeat(256)] {
+        let (s, _, refused) = post_with_key(&svc, &co.key, "/api/v1/batches", key, &json!({})).await;
+        assert_eq!((s, refused["field"].as_str()), (400, Some("Idempotency-Key")), "{key:?}: {refused}");
+    }
+    // A wrong API key answers 401 before any key is claimed.
+    let (s, _, refused) = post_with_key(
+        &svc,
+        "sk_live_0000000000000000000000000000000000000000",
+        "/api/v1/batches",
+        "k",
+        &json!({}),
+    )
+    .await;
+    assert_eq!((s, refused["error"].as_str()), (401, Some("invalid_api_key")));
+    // A refusal answered from the request is replayed like a success (Stripe's semantics).
+    let unknown = json!({ "workflowId": "WFL-20260101-000000000000" });
+    let (s, _, first) = post_with_key(&svc, &co.key, "/api/v1/verifications", "unknown-wf", &unknown).await;
+    assert_eq!(s, 404, "{first}");
+    let (s, replayed, _) = post_with_key(&svc, &co.key, "/api/v1/verifications", "unknown-wf", &unknown).await;
+    assert_eq!((s, replayed.as_deref()), (404, Some("true")));
+}
+
+#[tokio::test]
+async fn a_request_in_flight_holds_its_key() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let body = b"{}";
+    let address = svc.base.trim_start_matches("http://").to_owned();
+    // The first request's headers arrive, its body does not yet: it holds the key.
+    let mut slow = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /api/v1/batches HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nIdempotency-Key: slow-1\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{{",
+        co.key,
+        body.len()
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let mut conflict = None;
+    for _ in 0..50 {
+        let (s, _, refused) = post_with_key(&svc, &co.key, "/api/v1/batches", "slow-1", &json!({})).await;
+        if s == 409 {
+            conflict = Some(refused);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let conflict = conflict.expect("the second request meets the first in flight");
+    assert_eq!(conflict["error"], "idempotency_key_in_use");
+
+    // The first finishes; its answer is then the key's, and a retry gets it.
+    slow.write_all(b"}").await.unwrap();
+    let mut answer = String::new();
+    slow.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let first: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let (s, replayed, again) = post_with_key(&svc, &co.key, "/api/v1/batches", "slow-1", &json!({})).await;
+    assert_eq!((s, replayed.as_deref()), (201, Some("true")));
+    assert_eq!(again["id"], first["id"]);
+}
