@@ -6,7 +6,8 @@ report them. Each is dropped only when the request really is of that kind; the s
 request that should have passed stays a failure. Schemathesis counts what it drops and prints it at
 the end of the run.
 
-`map_case`: real files in deposits, and an address of its own for each journey request."""
+`map_case`: real files in deposits, an address of its own for each journey request, and an
+Idempotency-Key of its own for most writes."""
 import ast
 import base64
 import binascii
@@ -112,11 +113,42 @@ def _public_https_url(url):
     return plain and name != "localhost" and not name.endswith(".localhost") and not name.replace(".", "").isdigit()
 
 
+def _idempotency_key(case):
+    keys = [v for k, v in (case.headers or {}).items() if k.lower() == "idempotency-key"]
+    return str(keys[0]) if keys else None
+
+
+def _request_of(case):
+    """What the server fingerprints for an Idempotency-Key: method, path with its ids, body."""
+    path = case.operation.path
+    for name, value in (case.path_parameters or {}).items():
+        path = path.replace("{%s}" % name, str(value))
+    return (case.method.upper(), path, repr(case.body), repr(sorted((case.query or {}).items())))
+
+
+# Every request of the run sent with each Idempotency-Key (recorded by `map_case`), so that a 422
+# `idempotency_key_reused` is recognised as what API.md says it is: the key of an earlier,
+# different request. The generator draws keys from a small space and reuses them across operations.
+_requests_by_key = {}
+_requests_lock = threading.Lock()
+
+
+def _key_used_by_another_request(case):
+    key = _idempotency_key(case)
+    with _requests_lock:
+        seen = _requests_by_key.get(key, set())
+        return key is not None and bool(seen - {_request_of(case)})
+
+
 def documented_refusal(case, response):
-    """Why this 400 is a documented refusal of a schema-valid request, or None."""
+    """Why this 400 (or 422) is a documented refusal of a schema-valid request, or None."""
+    error = _json(response.content) or {}
+    if response.status_code == 422 and error.get("error") == "idempotency_key_reused":
+        # Depends on the requests made before with the same key, which no schema can state.
+        if _key_used_by_another_request(case):
+            return "an Idempotency-Key an earlier request of the run used"
     if response.status_code != 400:
         return None
-    error = _json(response.content) or {}
     field, code = error.get("field"), error.get("error")
     operation = case.operation.label
     body = case.body if isinstance(case.body, dict) else {}
@@ -181,6 +213,7 @@ def filter_failure(context, failure, case, response):
 # Hypothesis forbids inside the strategies this hook runs in), and the same for the deposits that
 # get real files.
 _addresses = itertools.count(1)
+_fresh_keys = itertools.count()
 _deposits = itertools.count()
 # Real PNG files, small enough to keep the run fast: accepted for either category.
 _FRONT, _BACK = b64(png(24, seed=1)), b64(png(24, seed=2))
@@ -206,6 +239,18 @@ def map_case(context, case):
             if isinstance(body.get("documentVerso"), str) and body.get("documentCategory") == "identite":
                 body["documentVerso"] = _BACK
             case.body = body
+    key = _idempotency_key(case)
+    positive = case.meta is not None and case.meta.generation.mode == "positive"
+    if key is not None and positive and next(_fresh_keys) % 4:
+        # The generator draws keys from a small space: left alone, most writes would meet a key
+        # of an earlier request and stop at 422 before their handler. Three in four get a key of
+        # their own; the fourth keeps the drawn one, so replays and reuses are still exercised.
+        key = "%s-%d" % (key[:200], next(_fresh_keys))
+        for name in [k for k in case.headers if k.lower() == "idempotency-key"]:
+            case.headers[name] = key
+    if key is not None:
+        with _requests_lock:
+            _requests_by_key.setdefault(key, set()).add(_request_of(case))
     if case.operation.path.startswith("/v/"):
         n = next(_addresses) % (1 << 17)
         headers = dict(case.headers or {})
