@@ -27,6 +27,8 @@ pub enum Command {
     Admin(admin::AdminArgs),
     /// Operations of the distributed worker pool: status, drain, resume, dead letters.
     Ops(ops::OpsArgs),
+    /// Commands for integrators on their own machine (`listen`: a local webhook receiver).
+    Client(crate::client::ClientArgs),
     /// Check the installation: optional programs (tesseract with its languages, pdftoppm, xmlsec1),
     /// data directory permissions, the ANTS trust list's age, RabbitMQ and Redis when configured.
     /// Exits 1 when a check fails; a missing optional program is a warning.
@@ -55,6 +57,11 @@ pub fn flags(command: &Command) -> Vec<(&'static str, String)> {
 }
 
 pub async fn dispatch(cli: Cli) -> ExitCode {
+    // An integrator's command reads no service configuration.
+    let cli = match cli.command {
+        Command::Client(args) => return crate::client::run(args).await,
+        command => Cli { command },
+    };
     let flags = flags(&cli.command);
     let config = match common::config::Config::load(&flags) {
         Ok(c) => c,
@@ -68,6 +75,7 @@ pub async fn dispatch(cli: Cli) -> ExitCode {
         Command::Admin(args) => admin::run(config, args).await,
         Command::Ops(args) => ops::run(config, args).await,
         Command::Doctor(args) => doctor::run(config, args).await,
+        Command::Client(_) => output::fail("the client commands need no service configuration"),
         // `main` runs it before any runtime starts.
         Command::Sandbox(_) => output::fail("the sandbox child is started by the service, not from a runtime"),
     }

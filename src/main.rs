@@ -4,6 +4,7 @@
 mod admin;
 mod backends;
 mod cli;
+mod client;
 mod doctor;
 mod ops;
 mod output;

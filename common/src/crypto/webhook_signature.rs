@@ -38,9 +38,30 @@ pub fn signature_header(secrets: &[String], msg_id: &str, timestamp: i64, body: 
     Ok(sigs?.join(" "))
 }
 
+/// Whether `header` (a `webhook-signature` value, space-separated `v1,<sig>` entries) holds the
+/// signature `secret` gives this delivery, compared in constant time.
+pub fn verify(secret: &str, msg_id: &str, timestamp: i64, body: &[u8], header: &str) -> Result<bool, MalformedSecret> {
+    let expected = sign(secret, msg_id, timestamp, body)?;
+    Ok(header
+        .split(' ')
+        .any(|candidate| subtle::ConstantTimeEq::ct_eq(candidate.as_bytes(), expected.as_bytes()).into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signature_verifies_among_others_and_only_for_its_delivery() {
+        let secret = generate_secret();
+        let header = signature_header(&[generate_secret(), secret.clone()], "msg_1", 1_700_000_000, b"{}").unwrap();
+        assert!(verify(&secret, "msg_1", 1_700_000_000, b"{}", &header).unwrap());
+        assert!(!verify(&secret, "msg_2", 1_700_000_000, b"{}", &header).unwrap());
+        assert!(!verify(&secret, "msg_1", 1_700_000_001, b"{}", &header).unwrap());
+        assert!(!verify(&secret, "msg_1", 1_700_000_000, b"{ }", &header).unwrap());
+        assert!(!verify(&generate_secret(), "msg_1", 1_700_000_000, b"{}", &header).unwrap());
+        assert!(verify("whsec_???", "msg_1", 0, b"", &header).is_err());
+    }
 
     #[test]
     fn matches_the_standard_webhooks_reference_vector() {
