@@ -1,7 +1,9 @@
 //! `sceau client`: commands for integrators on their own machine, talking to a Sceau service as a
 //! client does. They read no service configuration.
 
+mod api;
 mod listen;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -16,10 +18,14 @@ enum ClientCommand {
     /// A local webhook receiver: verifies each delivery's Standard Webhooks signature, prints the
     /// event, and optionally forwards it to your own server.
     Listen(listen::ListenArgs),
+    /// Creates a verification session and prints its link and a QR code to scan with a phone.
+    /// Reads SCEAU_API_KEY and SCEAU_URL (default http://127.0.0.1:8080).
+    Verify(verify::VerifyArgs),
 }
 
 pub async fn run(args: ClientArgs) -> ExitCode {
     match args.command {
         ClientCommand::Listen(args) => listen::run(args).await,
+        ClientCommand::Verify(args) => verify::run(args).await,
     }
 }
