@@ -100,29 +100,29 @@ async fn a_request_in_flight_holds_its_key() {
     let co = svc.company();
     let body = b"{}";
     let address = svc.base.trim_start_matches("http://").to_owned();
-    // The first request's headers arrive, its body does not yet: it holds the key.
+    // The first request's headers arrive, its body does not yet: it holds the key. It asks to be told
+    // when its body is wanted (`Expect: 100-continue`): the server reads a body only once the key is
+    // claimed, so `100 Continue` says the claim is made.
     let mut slow = tokio::net::TcpStream::connect(&address).await.unwrap();
     let head = format!(
         "POST /api/v1/batches HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nIdempotency-Key: slow-1\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{{",
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
         co.key,
         body.len()
     );
     slow.write_all(head.as_bytes()).await.unwrap();
-    let mut conflict = None;
-    for _ in 0..50 {
-        let (s, _, refused) = post_with_key(&svc, &co.key, "/api/v1/batches", "slow-1", &json!({})).await;
-        if s == 409 {
-            conflict = Some(refused);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let conflict = conflict.expect("the second request meets the first in flight");
-    assert_eq!(conflict["error"], "idempotency_key_in_use");
+    let mut interim = [0u8; 25];
+    slow.read_exact(&mut interim).await.unwrap();
+    assert!(
+        interim.starts_with(b"HTTP/1.1 100 Continue"),
+        "{}",
+        String::from_utf8_lossy(&interim)
+    );
+    let (s, _, conflict) = post_with_key(&svc, &co.key, "/api/v1/batches", "slow-1", &json!({})).await;
+    assert_eq!((s, conflict["error"].as_str()), (409, Some("idempotency_key_in_use")));
 
     // The first finishes; its answer is then the key's, and a retry gets it.
-    slow.write_all(b"}").await.unwrap();
+    slow.write_all(body).await.unwrap();
     let mut answer = String::new();
     slow.read_to_string(&mut answer).await.unwrap();
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
