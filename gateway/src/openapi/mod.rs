@@ -81,6 +81,7 @@ pub fn document(public_base: &str) -> OpenApi {
     deposit_back_only_for_identity(&mut api);
     request_id_on_every_response(&mut api);
     idempotency_key_on_every_post(&mut api);
+    webhook_event_variants_named(&mut api);
     one_retry_after(&mut api);
     api.extensions
         .get_or_insert_with(Default::default)
@@ -207,6 +208,53 @@ fn idempotency_key_on_every_post(api: &mut OpenApi) {
             }
         }
     }
+}
+
+/// Each variant of `WebhookEvent` as a schema of its own (`VerificationCompletedEvent`…), referenced
+/// from the `oneOf`: client generators (openapi-python-client among them) give up on a union whose
+/// members are inline `allOf`s, and a named type per event is what a receiver's code wants anyway.
+fn webhook_event_variants_named(api: &mut OpenApi) {
+    use utoipa::openapi::schema::Schema;
+    let Some(components) = api.components.as_mut() else {
+        return;
+    };
+    let Some(RefOr::T(Schema::OneOf(union))) = components.schemas.get_mut("WebhookEvent") else {
+        return;
+    };
+    let mut named = Vec::new();
+    for item in union.items.iter_mut() {
+        let Some(event) = event_of(item) else {
+            continue;
+        };
+        let name = format!("{}Event", pascal_case(event.as_str()));
+        let schema = std::mem::replace(item, RefOr::Ref(utoipa::openapi::Ref::from_schema_name(&name)));
+        named.push((name, schema));
+    }
+    components.schemas.extend(named);
+}
+
+/// The event a variant of `WebhookEvent` is for: the one its `event` property names.
+fn event_of(variant: &RefOr<utoipa::openapi::schema::Schema>) -> Option<common::webhook::EventType> {
+    let text = serde_json::to_string(variant).ok()?;
+    let mut events = common::webhook::EventType::ALL
+        .iter()
+        .filter(|event| text.contains(&format!("\"enum\":[\"{}\"]", event.as_str())));
+    let event = events.next()?;
+    events.next().is_none().then_some(*event)
+}
+
+/// `verification.completed` → `VerificationCompleted`.
+fn pascal_case(dotted: &str) -> String {
+    dotted
+        .split(['.', '_'])
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Every `Retry-After` the same: at least one second (a path attribute can only name its type).
