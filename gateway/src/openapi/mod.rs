@@ -230,7 +230,36 @@ fn webhook_event_variants_named(api: &mut OpenApi) {
         let schema = std::mem::replace(item, RefOr::Ref(utoipa::openapi::Ref::from_schema_name(&name)));
         named.push((name, schema));
     }
+    let bodies = named.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>();
     components.schemas.extend(named);
+    event_body_as_union(components, &bodies);
+}
+
+/// `EventBody` (an event with its id and time) as one named body per event, each the event and the
+/// envelope: the derived `allOf` of the union and the envelope is what generators cannot take.
+fn event_body_as_union(components: &mut utoipa::openapi::Components, events: &[String]) {
+    use utoipa::openapi::schema::{AllOfBuilder, OneOfBuilder, Schema};
+    let Some(RefOr::T(Schema::AllOf(derived))) = components.schemas.get("EventBody") else {
+        return;
+    };
+    // The derived allOf: the union first, then the envelope's properties.
+    let (Some(RefOr::Ref(_)), Some(envelope)) = (derived.items.first(), derived.items.get(1).cloned()) else {
+        return;
+    };
+    let description = derived.description.clone();
+    components.schemas.insert("EventEnvelope".to_owned(), envelope);
+    let mut union = OneOfBuilder::new().description(description);
+    for event in events {
+        let body_name = format!("{event}Body");
+        let body = AllOfBuilder::new()
+            .item(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(event)))
+            .item(RefOr::Ref(utoipa::openapi::Ref::from_schema_name("EventEnvelope")));
+        components.schemas.insert(body_name.clone(), RefOr::T(Schema::AllOf(body.build())));
+        union = union.item(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(&body_name)));
+    }
+    components
+        .schemas
+        .insert("EventBody".to_owned(), RefOr::T(Schema::OneOf(union.build())));
 }
 
 /// The event a variant of `WebhookEvent` is for: the one its `event` property names.
