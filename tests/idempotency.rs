@@ -55,6 +55,35 @@ async fn a_retry_replays_the_first_answer_and_creates_nothing_twice() {
     let (_, batches) = svc.get(&co.key, "/api/v1/batches").await;
     assert_eq!(batches["data"].as_array().unwrap().len(), 1, "{batches}");
 
+    // A request without a body (a submit) is remembered too.
+    let batch = ours_batch(&svc, &co.key).await;
+    let submit = format!("/api/v1/batches/{batch}/submit");
+    svc.deposit(&co.key, &batch, "identite", &support::png(64, 1)).await;
+    let first = svc
+        .http
+        .post(svc.url(&submit))
+        .bearer_auth(&co.key)
+        .header("Idempotency-Key", "submit-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let again = svc
+        .http
+        .post(svc.url(&submit))
+        .bearer_auth(&co.key)
+        .header("Idempotency-Key", "submit-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            again.status().as_u16(),
+            again.headers().get("idempotent-replayed").map(|v| v.to_str().unwrap().to_owned())
+        ),
+        (200, Some("true".to_owned()))
+    );
+
     // Another company's identical key is its own.
     let other_co = svc.company();
     let (s, replayed, theirs) = post_with_key(&svc, &other_co.key, "/api/v1/batches", "open-batch-1", &json!({})).await;
@@ -66,6 +95,11 @@ async fn a_retry_replays_the_first_answer_and_creates_nothing_twice() {
     let (_, a) = svc.post(&co.key, "/api/v1/verifications", request.clone()).await;
     let (_, b) = svc.post(&co.key, "/api/v1/verifications", request).await;
     assert_ne!(a["id"], b["id"]);
+}
+
+async fn ours_batch(svc: &Service, key: &str) -> String {
+    let (_, batches) = svc.get(key, "/api/v1/batches").await;
+    batches["data"][0]["id"].as_str().unwrap().to_owned()
 }
 
 #[tokio::test]

@@ -137,6 +137,10 @@ async fn replay(state: &AppState, held: &HeldKey, remembered: Remembered, parts:
 /// response is not one to replay.
 async fn run_and_remember(state: &AppState, held: HeldKey, parts: Parts, body: Body, next: Next) -> Response {
     let fingerprint = Fingerprint::new(&parts);
+    // A request without a body (submit, cancel) is whole now: its handler never reads one.
+    if has_no_body(&parts) {
+        fingerprint.finish();
+    }
     let request = Request::from_parts(parts, Body::new(Fingerprinting::new(body, fingerprint.clone())));
     let response = next.run(request).await;
     let worth_replaying = !(response.status().is_server_error() || response.status() == StatusCode::TOO_MANY_REQUESTS);
@@ -172,6 +176,16 @@ async fn run_and_remember(state: &AppState, held: HeldKey, parts: Parts, body: B
         tracing::warn!(%error, "could not remember an idempotent response");
     }
     Response::from_parts(response_parts, Body::from(bytes))
+}
+
+/// Whether the request carries no body: `Content-Length: 0`, or neither a length nor a transfer
+/// coding (RFC 9112, 6.3: such a request's body is empty).
+fn has_no_body(parts: &Parts) -> bool {
+    let length = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    match length {
+        Some(length) => length.trim() == "0",
+        None => !parts.headers.contains_key(header::TRANSFER_ENCODING),
+    }
 }
 
 async fn release(state: &AppState, held: HeldKey) {
