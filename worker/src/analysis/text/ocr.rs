@@ -17,6 +17,8 @@ use image::{DynamicImage, GenericImageView, ImageFormat};
 use thiserror::Error;
 use wait_timeout::ChildExt;
 
+use super::resolution;
+
 /// Longest side an image is given to Tesseract with: a page photographed at 12 megapixels is still legible at
 /// this size, and OCR time grows with the pixel count.
 pub const MAX_SIDE: u32 = 3500;
@@ -153,8 +155,9 @@ fn unavailable(error: OcrError) -> OcrError {
     }
 }
 
-/// Grey PNG of `image`, scaled down when larger than [`MAX_SIDE`]: colour does not help Tesseract, and grey
-/// makes the pipe several times lighter.
+/// Grey PNG of `image`, scaled down when larger than [`MAX_SIDE`], then to the size its letters need (see
+/// [`resolution`]): colour does not help Tesseract, grey makes the pipe several times lighter, and
+/// Tesseract's time follows the pixel count.
 fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
     let (w, h) = image.dimensions();
     if w == 0 || h == 0 {
@@ -165,6 +168,7 @@ fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
     } else {
         image.to_luma8()
     };
+    let grey = resolution::scaled_for_ocr(grey);
     let mut png = Vec::new();
     DynamicImage::ImageLuma8(grey)
         .write_to(&mut std::io::Cursor::new(&mut png), ImageFormat::Png)
