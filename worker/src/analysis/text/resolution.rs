@@ -41,7 +41,7 @@ pub fn ocr_scale(grey: &GrayImage) -> f32 {
     }
 }
 
-/// `grey` scaled for OCR (see [`ocr_scale`]): borrowed when it is left as it is.
+/// `grey` scaled for OCR (see [`ocr_scale`]), or returned as it is when its letters are small enough.
 pub fn scaled_for_ocr(grey: GrayImage) -> GrayImage {
     let scale = ocr_scale(&grey);
     if scale >= 1.0 {
