@@ -9,6 +9,7 @@ use rxing::datamatrix::DataMatrixReader;
 use rxing::{BarcodeFormat, BinaryBitmap, DecodeHints, Luma8LuminanceSource, Reader};
 
 use super::{DecodedCode, MAX_PIXELS};
+use crate::analysis::grey;
 use crate::analysis::orientation::Turn;
 
 /// At most this many image variants are handed to the reader.
@@ -219,7 +220,7 @@ fn to_luma_on_white(img: &DynamicImage) -> GrayImage {
             Luma([((v * a + 255 * (255 - a)) / 255) as u8])
         })
     } else {
-        img.to_luma8()
+        grey::levels(img)
     }
 }
 

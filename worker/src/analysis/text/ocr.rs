@@ -18,6 +18,7 @@ use thiserror::Error;
 use wait_timeout::ChildExt;
 
 use super::resolution;
+use crate::analysis::grey;
 
 /// Longest side an image is given to Tesseract with: a page photographed at 12 megapixels is still legible at
 /// this size, and OCR time grows with the pixel count.
@@ -166,7 +167,7 @@ fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
     let grey = if w.max(h) > MAX_SIDE {
         image.resize(MAX_SIDE, MAX_SIDE, image::imageops::FilterType::Triangle).into_luma8()
     } else {
-        grey_levels(image)
+        grey::levels(image)
     };
     let grey = resolution::scaled_for_ocr(grey);
     let mut png = Vec::new();
@@ -174,23 +175,6 @@ fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
         .write_to(&mut std::io::Cursor::new(&mut png), ImageFormat::Png)
         .map_err(|e| OcrError::Failed(format!("the image could not be encoded as PNG: {e}")))?;
     Ok(png)
-}
-
-/// `image` in grey levels. A colour photo, the usual case, is converted in one pass with the sRGB luma
-/// weights `image` uses, in a third of the time of its colour-managed conversion through floats (the
-/// attestation: 4.5 ms against 11 to 13); other layouts by `image`.
-fn grey_levels(image: &DynamicImage) -> image::GrayImage {
-    match image {
-        DynamicImage::ImageRgb8(rgb) => {
-            let levels = rgb
-                .as_raw()
-                .chunks_exact(3)
-                .map(|p| ((2126 * u32::from(p[0]) + 7152 * u32::from(p[1]) + 722 * u32::from(p[2])) / 10_000) as u8)
-                .collect();
-            image::GrayImage::from_raw(rgb.width(), rgb.height(), levels).unwrap_or_else(|| image.to_luma8())
-        }
-        _ => image.to_luma8(),
-    }
 }
 
 struct Output {
@@ -360,16 +344,6 @@ mod tests {
         let back = image::load_from_memory(&png).unwrap();
         assert_eq!(back.dimensions().0, MAX_SIDE);
         assert!(encode_png(&DynamicImage::new_rgb8(0, 0)).is_err());
-    }
-
-    #[test]
-    fn a_colour_photo_is_greyed_as_image_greys_it() {
-        let photo = image::open(samples().join("administratif/sample-domicile-v03-photo.jpg")).unwrap();
-        assert!(matches!(photo, DynamicImage::ImageRgb8(_)));
-        let (ours, theirs) = (grey_levels(&photo), photo.to_luma8());
-        assert_eq!(ours.dimensions(), theirs.dimensions());
-        let worst = ours.as_raw().iter().zip(theirs.as_raw()).map(|(a, b)| a.abs_diff(*b)).max();
-        assert!(worst <= Some(1), "{worst:?}");
     }
 
     #[test]
