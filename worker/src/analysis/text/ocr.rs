@@ -5,6 +5,10 @@
 //! The image goes to Tesseract's standard input as PNG and the text comes back on its standard output, so nothing
 //! of the document touches the disk. Every run is bounded: input size (large images are scaled down first),
 //! wall time (the child is killed) and output size. The text read is never logged.
+//!
+//! OCR is most of a photographed page's analysis, and Tesseract's time follows the pixels it is given and the
+//! models it loads: the page goes in grey, at the size its letters need and no larger ([`super::resolution`]),
+//! to the French model alone.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
