@@ -35,10 +35,11 @@ impl Program {
         }
     }
 
-    /// The Debian packages that provide it (the French and English data for Tesseract).
+    /// The Debian packages that provide it (the French data for Tesseract; `tesseract-ocr` brings the
+    /// orientation data its `--psm 1` reads turned pages with).
     pub fn debian_packages(self) -> &'static str {
         match self {
-            Program::Tesseract => "tesseract-ocr tesseract-ocr-fra tesseract-ocr-eng",
+            Program::Tesseract => "tesseract-ocr tesseract-ocr-fra",
             Program::Pdftoppm => "poppler-utils",
             Program::Xmlsec1 => "xmlsec1",
         }

@@ -7,6 +7,7 @@ pub mod datamatrix;
 pub mod engine;
 pub mod external;
 pub mod forensics;
+pub mod grey;
 pub mod issuer;
 pub mod mrz;
 pub mod orientation;

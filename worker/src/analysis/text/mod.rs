@@ -4,6 +4,7 @@
 pub mod normalise;
 pub mod ocr;
 pub mod pdf;
+pub mod resolution;
 
 pub use ocr::{Ocr, OcrError, OcrOptions};
 pub use pdf::{first_page_text, PdfTextError};

@@ -21,7 +21,7 @@ const SMALLEST_SIDE: u32 = 60;
 
 /// A binary image: `true` where there is ink (darker than its surroundings).
 #[derive(Debug, Clone)]
-pub(super) struct Ink {
+pub(crate) struct Ink {
     pub width: usize,
     pub height: usize,
     pub data: Vec<bool>,

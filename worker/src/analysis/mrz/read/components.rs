@@ -7,7 +7,7 @@ const MAX_BLOBS: usize = 60_000;
 
 /// A connected set of ink pixels (8-connectivity), by its bounding box `[x0, x1) × [y0, y1)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Blob {
+pub(crate) struct Blob {
     pub x0: u32,
     pub y0: u32,
     pub x1: u32,
@@ -30,7 +30,7 @@ impl Blob {
 }
 
 /// Every blob of `ink`, in scan order.
-pub(super) fn blobs(ink: &Ink) -> Vec<Blob> {
+pub(crate) fn blobs(ink: &Ink) -> Vec<Blob> {
     let (w, h) = (ink.width, ink.height);
     let mut seen = vec![false; w * h];
     let mut stack = Vec::new();

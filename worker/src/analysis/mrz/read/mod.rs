@@ -12,8 +12,9 @@
 //! Work is bounded: large images are shrunk to 2000 px on their long side before any search,
 //! and at most a few candidate zones are read.
 
-mod binarise;
-mod components;
+// The OCR's resolution (`text::resolution`) measures a page's letters with the same blobs of ink.
+pub(crate) mod binarise;
+pub(crate) mod components;
 mod glyphs;
 mod lines;
 mod matcher;
