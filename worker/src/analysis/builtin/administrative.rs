@@ -28,11 +28,14 @@ pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageRe
     let (seal, turn) = seal::find(file, trust);
     let turn = (!matches!(seal, SealOutcome::Absent)).then_some(turn);
     let mut text = page::visible_text(file, ocr, turn);
-    if let (SealOutcome::Read(finding), Some(read)) = (&seal, &text) {
-        if misses_seal_values(finding, read) {
-            text = page::closer_look(file, ocr, turn)
-                .map(|closer| both_readings(read, closer))
-                .or(text);
+    if let SealOutcome::Read(finding) = &seal {
+        for look in page::SecondLook::ALL {
+            let Some(read) = text.as_ref().filter(|read| misses_seal_values(finding, read)) else {
+                break;
+            };
+            if let Some(again) = page::second_look(file, ocr, turn, look) {
+                text = Some(both_readings(read, again));
+            }
         }
     }
     PageReading {
@@ -42,8 +45,8 @@ pub fn read_page(file: &OpenedFile<'_>, trust: &TrustStore, ocr: &Ocr) -> PageRe
     }
 }
 
-/// Whether OCR's reading of the page lacks a value of the seal: the case where reading it closer may
-/// find what small print hid. A text layer is the issuer's own characters; nothing to read closer.
+/// Whether OCR's reading of the page lacks a value of the seal: the case where reading it again
+/// (`page::SecondLook`) may find what small print hid. A text layer is the issuer's own characters; nothing to read closer.
 fn misses_seal_values(finding: &TwoDDocFinding, read: &VisibleText) -> bool {
     read.source == TextSource::Ocr && !data_matches::compare_visible(finding, read).mismatched.is_empty()
 }

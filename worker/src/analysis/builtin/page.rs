@@ -63,11 +63,27 @@ fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
     ocr_text(ocr.image_text_any_turn(&largest_scanned_image(bytes)?))
 }
 
-/// The page read again by OCR, enlarged: small print on a low-resolution page (a 150 dpi scan, a photo
-/// taken from afar) loses narrow letters and digits at its own size ("10" read "0", "VF7" read "VE7").
-/// Asked only when the first reading missed a value of the seal, so a genuine page pays for it only
-/// when it needs it. `None` for a page with a text layer, one already large, or when OCR fails.
-pub fn closer_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>) -> Option<VisibleText> {
+/// How a page the first OCR reading did not read well enough is read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecondLook {
+    /// At the page's own size, with the English model beside the French: the first reading is
+    /// brought down to the size its letters need and uses the French model alone, which confuses
+    /// some capitals and digits of identifiers ("X4RTBPFW4" read "XARTBPFWA").
+    OwnSize,
+    /// Enlarged twice: small print on a low-resolution page (a 150 dpi scan, a photo taken from
+    /// afar) loses narrow letters and digits at its own size ("10" read "0", "VF7" read "VE7").
+    Enlarged,
+}
+
+impl SecondLook {
+    /// The looks to take, in order, until the page shows its seal's values.
+    pub const ALL: [SecondLook; 2] = [SecondLook::OwnSize, SecondLook::Enlarged];
+}
+
+/// The page read again by OCR as `look` says. Asked only when the first reading missed a value of
+/// the seal, so a genuine page pays for it only when it needs it. `None` for a page with a text
+/// layer, one too large to enlarge, or when OCR fails.
+pub fn second_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>, look: SecondLook) -> Option<VisibleText> {
     let scanned;
     let image = match &file.image {
         Some(image) => image,
@@ -77,25 +93,35 @@ pub fn closer_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>) -> Opti
         }
     };
     let long_side = image.width().max(image.height());
-    let factor = (f64::from(MAX_SIDE) / f64::from(long_side.max(1))).min(CLOSER_LOOK_FACTOR);
-    if factor < MIN_CLOSER_LOOK_FACTOR {
+    let factor = match look {
+        SecondLook::OwnSize => 1.0,
+        SecondLook::Enlarged => (f64::from(MAX_SIDE) / f64::from(long_side.max(1))).min(ENLARGEMENT),
+    };
+    if look == SecondLook::Enlarged && factor < MIN_ENLARGEMENT {
         return None;
     }
-    let enlarge = |page: &DynamicImage| {
+    let resize = |page: &DynamicImage| {
         let scale = |side: u32| (f64::from(side) * factor).round() as u32;
-        page.resize_exact(scale(page.width()), scale(page.height()), FilterType::Triangle)
+        if factor == 1.0 {
+            page.clone()
+        } else {
+            page.resize_exact(scale(page.width()), scale(page.height()), FilterType::Triangle)
+        }
     };
+    // Read at the size given: OCR would otherwise bring the letters back to the size the first
+    // reading had.
     let text = match turn {
-        Some(turn) => ocr_text(ocr.image_text(&enlarge(&turn.straighten(image)))),
-        None => ocr_text(ocr.image_text_any_turn(&enlarge(image))),
+        Some(turn) => ocr_text(ocr.image_text_as_given(&resize(&turn.straighten(image)), false)),
+        None => ocr_text(ocr.image_text_as_given(&resize(image), true)),
     };
     text.filter(|t| !t.text.trim().is_empty())
 }
 
-/// How much [`closer_look`] enlarges a page: twice gives 11-point print at 150 dpi the height OCR reads best.
-const CLOSER_LOOK_FACTOR: f64 = 2.0;
+/// How much [`SecondLook::Enlarged`] enlarges a page: twice gives 11-point print at 150 dpi the height
+/// OCR reads best.
+const ENLARGEMENT: f64 = 2.0;
 /// Below this enlargement a closer look would read what the first did.
-const MIN_CLOSER_LOOK_FACTOR: f64 = 1.3;
+const MIN_ENLARGEMENT: f64 = 1.3;
 
 /// The largest image of a PDF's first page, the page itself when the PDF is a scan.
 fn largest_scanned_image(bytes: &[u8]) -> Option<DynamicImage> {

@@ -97,7 +97,7 @@ impl Ocr {
     /// The text of `image`, an upright page, as Tesseract reads it (layout analysis on, `--psm 3`).
     /// Blocking: call it from a blocking thread.
     pub fn image_text(&self, image: &DynamicImage) -> Result<String, OcrError> {
-        self.text_with_layout(image, "3")
+        self.text_with_layout(image, "3", Size::ForItsLetters)
     }
 
     /// The text of `image`, a page that may be turned by a quarter or a half turn: Tesseract first
@@ -105,13 +105,29 @@ impl Ocr {
     /// it straightened. One run, a quarter of a second more than [`Ocr::image_text`] on a photo,
     /// half what a separate orientation run costs.
     pub fn image_text_any_turn(&self, image: &DynamicImage) -> Result<String, OcrError> {
-        self.text_with_layout(image, "1")
+        self.text_with_layout(image, "1", Size::ForItsLetters)
     }
 
-    fn text_with_layout(&self, image: &DynamicImage, psm: &str) -> Result<String, OcrError> {
+    /// [`Ocr::image_text`] (or, with `any_turn`, [`Ocr::image_text_any_turn`]) of `image` at the size
+    /// it is given, not brought to the size its letters need: for a second, closer reading of a page
+    /// the caller enlarged because the first missed its small print.
+    ///
+    /// This reading adds the English model to the configured ones: alone, the French one reads some
+    /// capitals and digits of identifiers as each other ("X4RTBPFW4" as "X4RTBPFWA4"), and a second
+    /// reading is rare enough to afford a second model.
+    pub fn image_text_as_given(&self, image: &DynamicImage, any_turn: bool) -> Result<String, OcrError> {
+        self.text_with_layout(image, if any_turn { "1" } else { "3" }, Size::AsGiven)
+    }
+
+    fn text_with_layout(&self, image: &DynamicImage, psm: &str, size: Size) -> Result<String, OcrError> {
         self.probe()?;
-        let png = encode_png(image)?;
-        let args = ["stdin", "stdout", "-l", self.options.languages.as_str(), "--psm", psm];
+        let png = encode_png(image, size)?;
+        let languages = match size {
+            Size::ForItsLetters => self.options.languages.clone(),
+            Size::AsGiven if self.options.languages.split('+').any(|l| l == "eng") => self.options.languages.clone(),
+            Size::AsGiven => format!("{}+eng", self.options.languages),
+        };
+        let args = ["stdin", "stdout", "-l", languages.as_str(), "--psm", psm];
         let output = run(&self.options, &args, Some(png), self.options.timeout)?;
         if !output.success {
             return Err(OcrError::Failed(format!("tesseract exited with {}", output.status)));
@@ -163,7 +179,16 @@ fn unavailable(error: OcrError) -> OcrError {
 /// Grey PNG of `image`, scaled down when larger than [`MAX_SIDE`], then to the size its letters need (see
 /// [`resolution`]): colour does not help Tesseract, grey makes the pipe several times lighter, and
 /// Tesseract's time follows the pixel count.
-fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
+/// The size a page goes to Tesseract at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Size {
+    /// Scaled down to the size its letters need ([`resolution`]).
+    ForItsLetters,
+    /// As the caller gave it (within [`MAX_SIDE`]).
+    AsGiven,
+}
+
+fn encode_png(image: &DynamicImage, size: Size) -> Result<Vec<u8>, OcrError> {
     let (w, h) = image.dimensions();
     if w == 0 || h == 0 {
         return Err(OcrError::Failed("empty image".into()));
@@ -173,7 +198,10 @@ fn encode_png(image: &DynamicImage) -> Result<Vec<u8>, OcrError> {
     } else {
         grey::levels(image)
     };
-    let grey = resolution::scaled_for_ocr(grey);
+    let grey = match size {
+        Size::ForItsLetters => resolution::scaled_for_ocr(grey),
+        Size::AsGiven => grey,
+    };
     let mut png = Vec::new();
     DynamicImage::ImageLuma8(grey)
         .write_to(&mut std::io::Cursor::new(&mut png), ImageFormat::Png)
@@ -344,10 +372,10 @@ mod tests {
     #[test]
     fn scales_down_huge_images() {
         let image = DynamicImage::new_rgb8(MAX_SIDE * 2, 10);
-        let png = encode_png(&image).unwrap();
+        let png = encode_png(&image, Size::ForItsLetters).unwrap();
         let back = image::load_from_memory(&png).unwrap();
         assert_eq!(back.dimensions().0, MAX_SIDE);
-        assert!(encode_png(&DynamicImage::new_rgb8(0, 0)).is_err());
+        assert!(encode_png(&DynamicImage::new_rgb8(0, 0), Size::AsGiven).is_err());
     }
 
     #[test]

@@ -737,7 +737,7 @@ mod tests {
         let finding = seal_of(name);
         let ocr = Ocr::new(OcrOptions::default());
         ocr.probe()
-            .expect("tesseract with fra+eng is required (apt-get install tesseract-ocr tesseract-ocr-fra)");
+            .expect("tesseract with fra is required (apt-get install tesseract-ocr tesseract-ocr-fra)");
         let image = image::open(samples().join(name)).unwrap();
         let started = std::time::Instant::now();
         let text = ocr.image_text(&image).unwrap();

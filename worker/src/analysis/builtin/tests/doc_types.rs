@@ -4,7 +4,8 @@
 //! every forgery (one printed value changed after signing) `non_conforme`, whatever the form.
 //!
 //! The types run in several tests so both cores share the OCR; each test reports every type it
-//! checked before failing on the first wrong one.
+//! checked before failing on the first wrong one, with what OCR read, and with
+//! `SCEAU_CORPUS_FAILURES=<dir>` keeps the images that failed there.
 
 mod specimens;
 
@@ -174,6 +175,12 @@ fn ocr_mismatches(finding: &crate::analysis::twoddoc::TwoDDocFinding, bytes: &[u
     let Ok(image) = image::load_from_memory(bytes) else {
         return String::new();
     };
+    if let Some(dir) = std::env::var_os("SCEAU_CORPUS_FAILURES") {
+        let _ = std::fs::write(
+            std::path::Path::new(&dir).join(format!("{}-{}.img", finding.header.document_type, bytes.len())),
+            bytes,
+        );
+    }
     let ocr = crate::analysis::text::Ocr::new(crate::analysis::text::OcrOptions::default());
     match ocr.image_text(&image) {
         Ok(text) => format!(
