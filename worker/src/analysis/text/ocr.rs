@@ -176,9 +176,6 @@ fn unavailable(error: OcrError) -> OcrError {
     }
 }
 
-/// Grey PNG of `image`, scaled down when larger than [`MAX_SIDE`], then to the size its letters need (see
-/// [`resolution`]): colour does not help Tesseract, grey makes the pipe several times lighter, and
-/// Tesseract's time follows the pixel count.
 /// The size a page goes to Tesseract at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Size {
@@ -188,6 +185,9 @@ enum Size {
     AsGiven,
 }
 
+/// Grey PNG of `image`, scaled down when larger than [`MAX_SIDE`], then to the size its letters need (see
+/// [`resolution`]) unless `size` says otherwise: colour does not help Tesseract, grey makes the pipe several
+/// times lighter, and Tesseract's time follows the pixel count.
 fn encode_png(image: &DynamicImage, size: Size) -> Result<Vec<u8>, OcrError> {
     let (w, h) = image.dimensions();
     if w == 0 || h == 0 {
