@@ -27,6 +27,23 @@ async fn post_with_key(svc: &Service, api_key: &str, path: &str, key: &str, body
     (status, replayed, response.json().await.unwrap_or(Value::Null))
 }
 
+/// POST without a body to `path` with `key` as Idempotency-Key: status and `Idempotent-Replayed`.
+async fn post_without_body(svc: &Service, api_key: &str, path: &str, key: &str) -> (u16, Option<String>) {
+    let response = svc
+        .http
+        .post(svc.url(path))
+        .bearer_auth(api_key)
+        .header("Idempotency-Key", key)
+        .send()
+        .await
+        .unwrap();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status().as_u16(), replayed)
+}
+
 #[tokio::test]
 async fn a_retry_replays_the_first_answer_and_creates_nothing_twice() {
     let svc = Service::start(&[]).await;
@@ -59,30 +76,10 @@ async fn a_retry_replays_the_first_answer_and_creates_nothing_twice() {
     let batch = ours_batch(&svc, &co.key).await;
     let submit = format!("/api/v1/batches/{batch}/submit");
     svc.deposit(&co.key, &batch, "identite", &support::png(64, 1)).await;
-    let first = svc
-        .http
-        .post(svc.url(&submit))
-        .bearer_auth(&co.key)
-        .header("Idempotency-Key", "submit-1")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(first.status(), 200);
-    let again = svc
-        .http
-        .post(svc.url(&submit))
-        .bearer_auth(&co.key)
-        .header("Idempotency-Key", "submit-1")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        (
-            again.status().as_u16(),
-            again.headers().get("idempotent-replayed").map(|v| v.to_str().unwrap().to_owned())
-        ),
-        (200, Some("true".to_owned()))
-    );
+    let first = post_without_body(&svc, &co.key, &submit, "submit-1").await;
+    assert_eq!(first.0, 200);
+    let again = post_without_body(&svc, &co.key, &submit, "submit-1").await;
+    assert_eq!(again, (200, Some("true".to_owned())));
 
     // Another company's identical key is its own.
     let other_co = svc.company();

@@ -5,6 +5,7 @@ use super::api::Api;
 use crate::output;
 use qrcode::{Color, QrCode};
 use serde_json::json;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -35,9 +36,9 @@ pub async fn run(args: VerifyArgs) -> ExitCode {
         Ok(code) => code,
         Err(e) => return output::fail(&format!("cannot draw the link as a QR code: {e}")),
     };
-    println!("{id}, expires {}", session["expiresAt"].as_str().unwrap_or("?"));
-    println!("{url}");
-    println!("{}", half_blocks(&code));
+    let expires = session["expiresAt"].as_str().unwrap_or("?");
+    // A reader that closes early (`| head`) is not an error of the command.
+    let _ = writeln!(std::io::stdout().lock(), "{id}, expires {expires}\n{url}\n{}", half_blocks(&code));
     ExitCode::SUCCESS
 }
 

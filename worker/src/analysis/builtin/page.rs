@@ -5,6 +5,7 @@
 use common::domain::Anomaly;
 use image::imageops::FilterType;
 use image::DynamicImage;
+use std::borrow::Cow;
 
 use super::file::OpenedFile;
 use crate::analysis::datamatrix;
@@ -100,21 +101,25 @@ pub fn second_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>, look: S
     if look == SecondLook::Enlarged && factor < MIN_ENLARGEMENT {
         return None;
     }
-    let resize = |page: &DynamicImage| {
-        let scale = |side: u32| (f64::from(side) * factor).round() as u32;
-        if factor == 1.0 {
-            page.clone()
-        } else {
-            page.resize_exact(scale(page.width()), scale(page.height()), FilterType::Triangle)
-        }
-    };
+    let resize = |page| sized(page, look, factor);
     // Read at the size given: OCR would otherwise bring the letters back to the size the first
     // reading had.
     let text = match turn {
-        Some(turn) => ocr_text(ocr.image_text_as_given(&resize(&turn.straighten(image)), false)),
-        None => ocr_text(ocr.image_text_as_given(&resize(image), true)),
+        Some(turn) => ocr_text(ocr.image_text_as_given(&resize(turn.straighten(image)), false)),
+        None => ocr_text(ocr.image_text_as_given(&resize(Cow::Borrowed(image)), true)),
     };
     text.filter(|t| !t.text.trim().is_empty())
+}
+
+/// `page` as `look` reads it: as it is, or enlarged by `factor`.
+fn sized(page: Cow<'_, DynamicImage>, look: SecondLook, factor: f64) -> Cow<'_, DynamicImage> {
+    match look {
+        SecondLook::OwnSize => page,
+        SecondLook::Enlarged => {
+            let scale = |side: u32| (f64::from(side) * factor).round() as u32;
+            Cow::Owned(page.resize_exact(scale(page.width()), scale(page.height()), FilterType::Triangle))
+        }
+    }
 }
 
 /// How much [`SecondLook::Enlarged`] enlarges a page: twice gives 11-point print at 150 dpi the height

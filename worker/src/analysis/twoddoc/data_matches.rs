@@ -605,14 +605,21 @@ fn look_alike(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             'E' => 'F',
-            'O' | 'Q' | 'D' => '0',
-            'I' | 'L' => '1',
-            'S' => '5',
-            'B' => '8',
-            'Z' => '2',
-            other => other,
+            other => digit_read_as(other),
         })
         .collect()
+}
+
+/// The digit OCR may have read as the letter `c` (O for 0, I for 1…), or `c` itself.
+fn digit_read_as(c: char) -> char {
+    match c {
+        'O' | 'Q' | 'D' => '0',
+        'I' | 'L' => '1',
+        'S' => '5',
+        'B' => '8',
+        'Z' => '2',
+        other => other,
+    }
 }
 
 /// The words of a name field: `CIVILITE/NOM/PRENOM` or free text, without the leading civility.
@@ -640,17 +647,7 @@ fn ocr_digits(token: &str) -> String {
     if digits * 2 <= token.chars().count() {
         return token.to_owned();
     }
-    token
-        .chars()
-        .map(|c| match c {
-            'O' | 'Q' | 'D' => '0',
-            'I' | 'L' => '1',
-            'S' => '5',
-            'B' => '8',
-            'Z' => '2',
-            other => other,
-        })
-        .collect()
+    token.chars().map(digit_read_as).collect()
 }
 
 #[cfg(test)]
