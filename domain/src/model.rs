@@ -111,6 +111,8 @@ pub struct Company {
     pub retention_days: u32,
     /// Every member of the portal team must sign in with a second factor.
     pub two_factor_required: bool,
+    /// `test` for a company's test account (API.md, Test mode), which holds its test data.
+    pub mode: Mode,
     #[serde(with = "crate::time::serde_millis")]
     pub created_at: DateTime<Utc>,
 }

@@ -244,3 +244,16 @@ mod tests {
         assert!(!ItemStatus::Processing.is_terminal());
     }
 }
+
+wire_enum!(
+    /// Which of a company's two sets of data a key acts on (API.md, Test mode): `live`, the real
+    /// journeys, batches and results; `test`, what integrators try things on, never counted as acts.
+    Mode { Live => "live", Test => "test" }
+);
+
+impl Mode {
+    /// `livemode` in webhook events.
+    pub fn is_live(self) -> bool {
+        self == Mode::Live
+    }
+}

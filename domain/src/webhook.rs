@@ -129,6 +129,8 @@ pub struct EventBody {
     pub event_id: EventId,
     #[serde(with = "crate::time::serde_millis")]
     pub occurred_at: DateTime<Utc>,
+    /// `false` for an event of test mode (a test key's session or batch), `true` otherwise.
+    pub livemode: bool,
     #[serde(flatten)]
     pub event: WebhookEvent,
 }
@@ -153,6 +155,7 @@ mod tests {
         let body = EventBody {
             event_id: EventId::generate(at),
             occurred_at: at,
+            livemode: true,
             event,
         };
         let value = serde_json::to_value(&body).unwrap();

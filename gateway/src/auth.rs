@@ -9,16 +9,19 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, Method};
 use common::crypto::api_key::PresentedKey;
-use common::domain::ErrorCode;
+use common::domain::{ErrorCode, Mode};
 use common::ids::CompanyId;
 use common::store::api_keys;
 
 /// The authenticated company and key behind a request.
 #[derive(Debug, Clone)]
 pub struct Caller {
+    /// The account whose data the key acts on: the company, or its test account for a test key
+    /// (`companies::account`), so every query scoped by it stays in the key's mode.
     pub company_id: CompanyId,
     pub key_prefix: String,
     pub read_only: bool,
+    pub mode: Mode,
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -92,6 +95,7 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal
         company_id: owner.company_id,
         key_prefix: owner.prefix,
         read_only: owner.read_only,
+        mode: owner.mode,
     })
 }
 

@@ -50,6 +50,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     parts.extensions.insert(caller.clone());
     let held = HeldKey {
         company: caller.company_id,
+        mode: caller.mode,
         key,
     };
     let claimed = {
@@ -73,6 +74,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
 #[derive(Clone)]
 struct HeldKey {
     company: common::ids::CompanyId,
+    mode: common::domain::Mode,
     key: String,
 }
 
@@ -80,6 +82,7 @@ impl HeldKey {
     fn scope(&self) -> Scope<'_> {
         Scope {
             company: &self.company,
+            mode: self.mode,
             key: &self.key,
         }
     }

@@ -47,7 +47,7 @@ pub async fn spawn_app() -> TestApp {
     let (company, key) = store
         .write(move |tx| {
             let company = companies::create(tx, "Acme", Licence::Group, &sealing, now)?.company.id;
-            let key = api_keys::create(tx, &company, false, None, now)?;
+            let key = api_keys::create(tx, &company, false, common::domain::Mode::Live, None, now)?;
             Ok::<_, RepoError>((company, key.secret))
         })
         .await

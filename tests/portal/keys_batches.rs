@@ -120,12 +120,32 @@ async fn an_owner_creates_a_key_uses_it_on_the_api_and_revokes_it() {
     let (status, body) = svc.post(&read_only, "/api/v1/batches", json!({})).await;
     assert_eq!(status, 403, "{body}");
     assert_eq!(body["error"], "read_only_key", "{body}");
+
+    // A test key: the page says which keys are test keys; it reads the shared workflows and none
+    // of the live batches.
+    b.css("input[name=test]").await.click().await.expect("tick test");
+    b.click_css("[data-testid='api-key-create'] button[type=submit]").await;
+    let test_key = b.testid_text("api-key-secret").await;
+    assert!(test_key.starts_with("sk_test_") && test_key.len() == 48, "{test_key}");
+    let row = row_text(&b, &test_key[..16]).await;
+    assert!(row.contains("Test") && row.contains("Complet"), "{row}");
+    assert!(row_text(&b, &read_only[..16]).await.contains("Réel"));
+    b.screenshot("test-key").await;
+    let (_, live_workflows) = svc.get(&read_only, "/api/v1/workflows").await;
+    let (status, test_workflows) = svc.get(&test_key, "/api/v1/workflows").await;
+    assert_eq!((status, &test_workflows), (200, &live_workflows), "both modes share the workflows");
+    let live_batch = svc.open_batch(&co.key, None).await;
+    let (_, live_batches) = svc.get(&read_only, "/api/v1/batches").await;
+    assert_eq!(live_batches["data"][0]["id"], live_batch.as_str(), "{live_batches}");
+    assert_eq!(svc.get(&test_key, &format!("/api/v1/batches/{live_batch}")).await.0, 404);
+    let (_, test_batches) = svc.get(&test_key, "/api/v1/batches").await;
+    assert_eq!(test_batches["data"], json!([]), "no live batch in test mode");
     b.close().await;
 
     // Named by their prefixes in the audit log; the keys themselves nowhere.
     let log = audit(&svc, &co.id);
     let text = log.to_string();
-    for key in [&secret, &read_only] {
+    for key in [&secret, &read_only, &test_key] {
         assert!(!text.contains(key.as_str()), "a key in the audit log: {text}");
         assert!(!svc.log().contains(key.as_str()), "a key in the service's log");
     }

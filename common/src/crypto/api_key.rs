@@ -1,6 +1,8 @@
-//! API keys: `sk_live_<40 base62>` (full) and `rk_live_<40 base62>` (read-only). Only a SHA-256
-//! hash is stored; a key is found by its prefix and compared in constant time.
+//! API keys: `sk_live_<40 base62>` (full) and `rk_live_<40 base62>` (read-only), `sk_test_` and
+//! `rk_test_` for test mode. Only a SHA-256 hash is stored; a key is found by its prefix and
+//! compared in constant time.
 
+use crate::domain::Mode;
 use ring::digest::{digest, SHA256};
 use subtle::ConstantTimeEq;
 
@@ -12,19 +14,22 @@ pub const PREFIX_LEN: usize = 16;
 pub struct PresentedKey<'a> {
     pub full: &'a str,
     pub read_only: bool,
+    pub mode: Mode,
+}
+
+/// The start of a key of each kind: `sk_`/`rk_`, then the mode.
+fn head(read_only: bool, mode: Mode) -> String {
+    format!("{}_{}_", if read_only { "rk" } else { "sk" }, mode.as_str())
 }
 
 impl<'a> PresentedKey<'a> {
-    /// Accepts only the two documented shapes.
+    /// Accepts only the four documented shapes.
     pub fn parse(s: &'a str) -> Option<Self> {
-        let (read_only, body) = if let Some(b) = s.strip_prefix("sk_live_") {
-            (false, b)
-        } else if let Some(b) = s.strip_prefix("rk_live_") {
-            (true, b)
-        } else {
-            return None;
-        };
-        (body.len() == BODY_LEN && body.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(Self { full: s, read_only })
+        let (read_only, mode, body) = [false, true]
+            .into_iter()
+            .flat_map(|read_only| Mode::ALL.iter().map(move |mode| (read_only, *mode)))
+            .find_map(|(read_only, mode)| s.strip_prefix(head(read_only, mode).as_str()).map(|body| (read_only, mode, body)))?;
+        (body.len() == BODY_LEN && body.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(Self { full: s, read_only, mode })
     }
 
     pub fn prefix(&self) -> &'a str {
@@ -43,12 +48,8 @@ pub struct NewKey {
     pub hash: Vec<u8>,
 }
 
-pub fn generate(read_only: bool) -> NewKey {
-    let secret = format!(
-        "{}_live_{}",
-        if read_only { "rk" } else { "sk" },
-        crate::ids::random_base62(BODY_LEN)
-    );
+pub fn generate(read_only: bool, mode: Mode) -> NewKey {
+    let secret = format!("{}{}", head(read_only, mode), crate::ids::random_base62(BODY_LEN));
     NewKey {
         prefix: secret[..PREFIX_LEN].to_owned(),
         hash: hash(&secret),
@@ -71,13 +72,25 @@ mod tests {
 
     #[test]
     fn generated_keys_parse_and_match() {
-        let k = generate(true);
+        let k = generate(true, Mode::Live);
         assert!(k.secret.starts_with("rk_live_"));
         let p = PresentedKey::parse(&k.secret).unwrap();
         assert!(p.read_only);
+        assert_eq!(p.mode, Mode::Live);
         assert_eq!(p.prefix(), k.prefix);
         assert!(hashes_match(&p.hash(), &k.hash));
-        assert!(!hashes_match(&generate(false).hash, &k.hash));
+        assert!(!hashes_match(&generate(false, Mode::Live).hash, &k.hash));
+    }
+
+    #[test]
+    fn test_keys_say_so_in_their_prefix() {
+        for (read_only, start) in [(false, "sk_test_"), (true, "rk_test_")] {
+            let k = generate(read_only, Mode::Test);
+            assert!(k.secret.starts_with(start), "{}", k.prefix);
+            assert_eq!(k.prefix.len(), PREFIX_LEN);
+            let p = PresentedKey::parse(&k.secret).unwrap();
+            assert_eq!((p.read_only, p.mode), (read_only, Mode::Test));
+        }
     }
 
     #[test]
@@ -85,7 +98,8 @@ mod tests {
         for bad in [
             "",
             "sk_live_",
-            "sk_test_0123456789012345678901234567890123456789",
+            "sk_demo_0123456789012345678901234567890123456789",
+            "sk_test_012345678901234567890123456789012345678",
             "sk_live_012345678901234567890123456789012345678!",
         ] {
             assert!(PresentedKey::parse(bad).is_none(), "{bad}");

@@ -1,10 +1,11 @@
 //! API keys: minted for companies with the group licence, stored as hashes, found by prefix.
 //! The operator's CLI and the portal's Developers page mint and revoke them through the same
-//! functions; a key remembers who made it and, to the minute, when it was last used.
+//! functions; a key remembers who made it and, to the minute, when it was last used. A test key
+//! belongs to the company's test account (`companies::account`), so it reaches only test data.
 
 use super::error::{stored, stored_time, RepoError};
 use crate::crypto::api_key::{self, NewKey, PresentedKey};
-use crate::domain::Licence;
+use crate::domain::{Licence, Mode};
 use crate::ids::{CompanyId, MemberId};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -16,9 +17,11 @@ pub const LAST_USE_PRECISION: Duration = Duration::seconds(60);
 /// Who a valid key speaks for.
 #[derive(Debug, Clone)]
 pub struct KeyOwner {
+    /// The account whose data the key acts on: the company, or its test account for a test key.
     pub company_id: CompanyId,
     pub prefix: String,
     pub read_only: bool,
+    pub mode: Mode,
     /// As stored when the key was looked up, to decide whether to record this use.
     pub last_used_at: Option<DateTime<Utc>>,
 }
@@ -28,6 +31,7 @@ pub struct KeyOwner {
 pub struct KeyInfo {
     pub prefix: String,
     pub read_only: bool,
+    pub mode: Mode,
     /// The member who created it; `None` for the operator's CLI (or a member since removed).
     pub created_by: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -35,11 +39,13 @@ pub struct KeyInfo {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-/// Mints a key for `company`; `created_by` is the member who asked, `None` for the operator.
+/// Mints a key for `company` in `mode`; `created_by` is the member who asked, `None` for the
+/// operator.
 pub fn create(
     tx: &Connection,
     company: &CompanyId,
     read_only: bool,
+    mode: Mode,
     created_by: Option<&MemberId>,
     now: DateTime<Utc>,
 ) -> Result<NewKey, RepoError> {
@@ -50,13 +56,14 @@ pub fn create(
             company
         )));
     }
-    let key = api_key::generate(read_only);
+    let account = super::companies::account(tx, company, mode, now)?;
+    let key = api_key::generate(read_only, mode);
     tx.execute(
         "INSERT INTO api_keys (prefix, hash, company_id, read_only, created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
             key.prefix,
             key.hash,
-            company.as_str(),
+            account.as_str(),
             read_only,
             crate::time::format(now),
             created_by.map(MemberId::as_str)
@@ -65,10 +72,14 @@ pub fn create(
     Ok(key)
 }
 
+/// The accounts of a company's keys: the company and its test account.
+const KEYS_OF_COMPANY: &str = "company_id IN (SELECT id FROM companies WHERE id = ?1 OR test_of = ?1)";
+
 /// Revokes a live key; with `company`, only one of that company's (another's is not found).
 pub fn revoke(tx: &Connection, company: Option<&CompanyId>, prefix: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
     let n = tx.execute(
-        "UPDATE api_keys SET revoked_at = ?2 WHERE prefix = ?1 AND revoked_at IS NULL AND (?3 IS NULL OR company_id = ?3)",
+        "UPDATE api_keys SET revoked_at = ?2 WHERE prefix = ?1 AND revoked_at IS NULL
+         AND (?3 IS NULL OR company_id IN (SELECT id FROM companies WHERE id = ?3 OR test_of = ?3))",
         params![prefix, crate::time::format(now), company.map(CompanyId::as_str)],
     )?;
     if n == 0 {
@@ -77,13 +88,14 @@ pub fn revoke(tx: &Connection, company: Option<&CompanyId>, prefix: &str, now: D
     Ok(())
 }
 
-/// The company's keys, newest first, revoked ones included, with their creator's e-mail.
+/// The company's keys, live and test, newest first, revoked ones included, with their creator's
+/// e-mail.
 pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<KeyInfo>, RepoError> {
-    let mut stmt = c.prepare(
+    let mut stmt = c.prepare(&format!(
         "SELECT k.prefix, k.read_only, m.email, k.created_at, k.last_used_at, k.revoked_at
          FROM api_keys k LEFT JOIN members m ON m.id = k.created_by
-         WHERE k.company_id = ?1 ORDER BY k.created_at DESC, k.prefix",
-    )?;
+         WHERE k.{KEYS_OF_COMPANY} ORDER BY k.created_at DESC, k.prefix"
+    ))?;
     type Row = (String, bool, Option<String>, String, Option<String>, Option<String>);
     let rows = stmt
         .query_map([company.as_str()], |r| {
@@ -93,6 +105,7 @@ pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<KeyInfo>, RepoErr
     rows.into_iter()
         .map(|(prefix, read_only, created_by, created_at, last_used_at, revoked_at)| {
             Ok(KeyInfo {
+                mode: mode_of(&prefix)?,
                 prefix,
                 read_only,
                 created_by,
@@ -124,8 +137,17 @@ pub fn authenticate(c: &Connection, presented: &PresentedKey<'_>) -> Result<Opti
         company_id: stored(&company)?,
         prefix: presented.prefix().to_owned(),
         read_only,
+        mode: presented.mode,
         last_used_at: last_used_at.as_deref().map(stored_time).transpose()?,
     }))
+}
+
+/// A stored key's mode, which its prefix says (`sk_test_…`).
+fn mode_of(prefix: &str) -> Result<Mode, RepoError> {
+    prefix
+        .get(3..7)
+        .map_or(Err(()), |m| m.parse().map_err(|_| ()))
+        .map_err(|()| RepoError::Store(super::StoreError::Corrupt(format!("the API key prefix {prefix:?} names no mode"))))
 }
 
 /// Whether this use of the key is worth recording: the stored one is older than a minute.
@@ -161,8 +183,8 @@ mod tests {
         let co = company(&conn);
         let m = members::invite(&conn, &co, &Email::parse("dev@example.fr").unwrap(), Role::Developer, Utc::now()).unwrap();
         let t0 = Utc::now();
-        let by_cli = create(&conn, &co, false, None, t0).unwrap();
-        let by_member = create(&conn, &co, true, Some(&m.id), t0 + Duration::seconds(1)).unwrap();
+        let by_cli = create(&conn, &co, false, Mode::Live, None, t0).unwrap();
+        let by_member = create(&conn, &co, true, Mode::Live, Some(&m.id), t0 + Duration::seconds(1)).unwrap();
         let listed = list(&conn, &co).unwrap();
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].prefix, by_member.prefix, "newest first");
@@ -180,6 +202,36 @@ mod tests {
     }
 
     #[test]
+    fn a_test_key_belongs_to_the_test_account_and_is_listed_and_revoked_with_the_company() {
+        let conn = memory();
+        let co = company(&conn);
+        let live = create(&conn, &co, false, Mode::Live, None, Utc::now()).unwrap();
+        let test = create(&conn, &co, true, Mode::Test, None, Utc::now()).unwrap();
+        let again = create(&conn, &co, false, Mode::Test, None, Utc::now()).unwrap();
+        let (live_owner, test_owner) = (
+            authenticate(&conn, &presented(&live)).unwrap().unwrap(),
+            authenticate(&conn, &presented(&test)).unwrap().unwrap(),
+        );
+        assert_eq!((live_owner.company_id.clone(), live_owner.mode), (co.clone(), Mode::Live));
+        assert_eq!(test_owner.mode, Mode::Test);
+        assert_ne!(test_owner.company_id, co, "test data live under another account");
+        assert_eq!(
+            authenticate(&conn, &presented(&again)).unwrap().unwrap().company_id,
+            test_owner.company_id,
+            "one test account per company"
+        );
+        assert_eq!(companies::live_company(&conn, &test_owner.company_id).unwrap(), co);
+        let modes: Vec<Mode> = list(&conn, &co).unwrap().iter().map(|k| k.mode).collect();
+        assert_eq!(modes.iter().filter(|m| **m == Mode::Test).count(), 2, "{modes:?}");
+        revoke(&conn, Some(&co), &test.prefix, Utc::now()).unwrap();
+        assert!(authenticate(&conn, &presented(&test)).unwrap().is_none());
+        assert!(
+            companies::list(&conn).unwrap().iter().all(|c| c.id != test_owner.company_id),
+            "a test account is not a company of the list"
+        );
+    }
+
+    #[test]
     fn only_a_group_licence_mints_keys() {
         let conn = memory();
         let keys = MasterKeys::ephemeral();
@@ -187,7 +239,10 @@ mod tests {
             .unwrap()
             .company
             .id;
-        assert!(matches!(create(&conn, &solo, false, None, Utc::now()), Err(RepoError::Refused(_))));
+        assert!(matches!(
+            create(&conn, &solo, false, Mode::Live, None, Utc::now()),
+            Err(RepoError::Refused(_))
+        ));
         assert!(list(&conn, &solo).unwrap().is_empty());
     }
 
@@ -195,7 +250,7 @@ mod tests {
     fn revoking_is_scoped_to_the_company_and_ends_the_key() {
         let conn = memory();
         let (co, other) = (company(&conn), company(&conn));
-        let key = create(&conn, &co, false, None, Utc::now()).unwrap();
+        let key = create(&conn, &co, false, Mode::Live, None, Utc::now()).unwrap();
         assert!(matches!(
             revoke(&conn, Some(&other), &key.prefix, Utc::now()),
             Err(RepoError::NotFound)
@@ -214,7 +269,7 @@ mod tests {
     fn a_use_is_recorded_at_most_once_a_minute() {
         let conn = memory();
         let co = company(&conn);
-        let key = create(&conn, &co, false, None, Utc::now()).unwrap();
+        let key = create(&conn, &co, false, Mode::Live, None, Utc::now()).unwrap();
         let t0 = Utc::now();
         let owner = authenticate(&conn, &presented(&key)).unwrap().unwrap();
         assert!(needs_touch(&owner, t0), "never used");

@@ -1,13 +1,18 @@
 //! Companies (tenants): creation with their default batch workflows, settings, webhook secrets.
 //! The secrets are sealed with the master key and bound to their company: the database files
 //! never hold one in clear, and a sealed secret copied to another company does not open.
+//!
+//! A company's test data (API.md, Test mode) live under its *test account*: a row of its own,
+//! tied to the company by `test_of`, made the first time a test key is. Everything scoped by
+//! company keeps the two apart as it is; what both modes share is the live company's and read
+//! through it: its workflows, its webhook secrets, and its settings, which [`set`] writes to both.
 
 use super::error::{stored, stored_time, RepoError};
 use super::workflows;
 use super::StoreError;
 use crate::crypto::envelope::MasterKeys;
 use crate::crypto::webhook_signature::generate_secret;
-use crate::domain::{DocumentCategory, Licence};
+use crate::domain::{DocumentCategory, Licence, Mode};
 use crate::ids::CompanyId;
 use crate::model::{Company, WorkflowRules};
 use chrono::{DateTime, Duration, Utc};
@@ -21,7 +26,7 @@ pub struct Created {
     pub webhook_secret: String,
 }
 
-const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at, two_factor_required";
+const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at, two_factor_required, test_of IS NOT NULL";
 
 /// A company as SQLite holds it, before its columns are checked.
 struct CompanyRow {
@@ -32,6 +37,7 @@ struct CompanyRow {
     retention_days: u32,
     created_at: String,
     two_factor_required: bool,
+    test_account: bool,
 }
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
@@ -43,6 +49,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
         retention_days: r.get(4)?,
         created_at: r.get(5)?,
         two_factor_required: r.get(6)?,
+        test_account: r.get(7)?,
     })
 }
 
@@ -54,6 +61,7 @@ fn build(row: CompanyRow) -> Result<Company, RepoError> {
         ai_enabled: row.ai_enabled,
         retention_days: row.retention_days,
         two_factor_required: row.two_factor_required,
+        mode: if row.test_account { Mode::Test } else { Mode::Live },
         created_at: stored_time(&row.created_at)?,
     })
 }
@@ -118,17 +126,60 @@ pub fn get(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
     build(row)
 }
 
+/// The companies, without their test accounts.
 pub fn list(c: &Connection) -> Result<Vec<Company>, RepoError> {
-    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM companies ORDER BY created_at, id"))?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM companies WHERE test_of IS NULL ORDER BY created_at, id"
+    ))?;
     let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(build).collect()
+}
+
+/// The account that holds `company`'s data in `mode`: the company itself for live data, its test
+/// account for test data, made on first need with the company's name and settings.
+pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<Utc>) -> Result<CompanyId, RepoError> {
+    let live = get(tx, company)?;
+    if live.mode == Mode::Test {
+        return Err(RepoError::Refused(format!("{company} is a test account, not a company")));
+    }
+    if mode == Mode::Live {
+        return Ok(live.id);
+    }
+    let existing: Option<String> = tx
+        .query_row("SELECT id FROM companies WHERE test_of = ?1", [company.as_str()], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = existing {
+        return stored(&id);
+    }
+    let id = CompanyId::generate(now);
+    // No webhook secret of its own: its events are signed with the company's (`signing_secrets`).
+    tx.execute(
+        "INSERT INTO companies (id, name, licence, ai_enabled, retention_days, two_factor_required, created_at, test_of)
+         SELECT ?2, name, licence, ai_enabled, retention_days, two_factor_required, ?3, id FROM companies WHERE id = ?1",
+        params![company.as_str(), id.as_str(), crate::time::format(now)],
+    )?;
+    Ok(id)
+}
+
+/// The company whose workflows, secrets and settings an account uses: a test account's company,
+/// or the company itself.
+pub fn live_company(c: &Connection, account: &CompanyId) -> Result<CompanyId, RepoError> {
+    let id: String = c
+        .prepare_cached("SELECT coalesce(test_of, id) FROM companies WHERE id = ?1")?
+        .query_row([account.as_str()], |r| r.get(0))
+        .optional()?
+        .ok_or(RepoError::NotFound)?;
+    stored(&id)
 }
 
 /// Changes AI use and/or retention.
 pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_days: Option<u32>) -> Result<Company, RepoError> {
     get(tx, id)?;
     if let Some(ai) = ai_enabled {
-        tx.execute("UPDATE companies SET ai_enabled = ?2 WHERE id = ?1", params![id.as_str(), ai])?;
+        tx.execute(
+            "UPDATE companies SET ai_enabled = ?2 WHERE id = ?1 OR test_of = ?1",
+            params![id.as_str(), ai],
+        )?;
     }
     if let Some(days) = retention_days {
         if days > 3650 {
@@ -137,7 +188,10 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
                 message: "retention must be between 0 and 3650 days".into(),
             });
         }
-        tx.execute("UPDATE companies SET retention_days = ?2 WHERE id = ?1", params![id.as_str(), days])?;
+        tx.execute(
+            "UPDATE companies SET retention_days = ?2 WHERE id = ?1 OR test_of = ?1",
+            params![id.as_str(), days],
+        )?;
     }
     get(tx, id)
 }
@@ -146,7 +200,7 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
 pub fn set_two_factor_required(tx: &Connection, id: &CompanyId, required: bool) -> Result<Company, RepoError> {
     get(tx, id)?;
     tx.execute(
-        "UPDATE companies SET two_factor_required = ?2 WHERE id = ?1",
+        "UPDATE companies SET two_factor_required = ?2 WHERE id = ?1 OR test_of = ?1",
         params![id.as_str(), required],
     )?;
     get(tx, id)
@@ -165,8 +219,10 @@ pub fn rotate_secret(tx: &Connection, id: &CompanyId, keys: &MasterKeys, now: Da
     Ok(secret)
 }
 
-/// The secrets that sign deliveries now: current first, then the previous one during rotation.
-pub fn signing_secrets(c: &Connection, id: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
+/// The secrets that sign deliveries now: current first, then the previous one during rotation. A
+/// test account's events are signed with its company's, which its endpoints know.
+pub fn signing_secrets(c: &Connection, account: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
+    let id = &live_company(c, account)?;
     type Row = (Option<Vec<u8>>, Option<Vec<u8>>, Option<String>);
     let (current, previous, until): Row = c
         .query_row(

@@ -27,6 +27,7 @@ pub fn emit(
     let body = EventBody {
         event_id: id.clone(),
         occurred_at: now,
+        livemode: super::companies::get(tx, company)?.mode.is_live(),
         event,
     };
     let body = serde_json::to_string(&body)?;

@@ -4,6 +4,7 @@
 //! request runs, which is how a concurrent duplicate is told that the first is still in flight.
 
 use super::error::RepoError;
+use crate::domain::Mode;
 use crate::ids::CompanyId;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -14,10 +15,12 @@ pub const REMEMBERED: Duration = Duration::hours(24);
 /// Longer than any request may last (`gateway::server::REQUEST_TIMEOUT`).
 pub const ABANDONED_AFTER: Duration = Duration::minutes(10);
 
-/// Whose key: keys of different companies (and, with test mode, modes) never meet.
+/// Whose key: keys of different companies and modes never meet. (A test key's account is
+/// already not its company's; the mode is kept too, to read the table without knowing that.)
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     pub company: &'a CompanyId,
+    pub mode: Mode,
     pub key: &'a str,
 }
 
@@ -63,8 +66,8 @@ pub fn claim(tx: &Connection, scope: Scope<'_>, now: DateTime<Utc>) -> Result<Cl
     let found = tx
         .query_row(
             "SELECT fingerprint, status, content_type, response_sealed FROM idempotency_keys
-             WHERE company_id = ?1 AND mode = 'live' AND key = ?2",
-            params![scope.company.as_str(), scope.key],
+             WHERE company_id = ?1 AND mode = ?3 AND key = ?2",
+            params![scope.company.as_str(), scope.key, scope.mode.as_str()],
             |r| {
                 Ok(KeyRow {
                     fingerprint: r.get(0)?,
@@ -78,8 +81,8 @@ pub fn claim(tx: &Connection, scope: Scope<'_>, now: DateTime<Utc>) -> Result<Cl
     match found.map(|row| (row.fingerprint, row.status, row.content_type, row.response_sealed)) {
         None => {
             tx.execute(
-                "INSERT INTO idempotency_keys (company_id, mode, key, created_at_ms) VALUES (?1, 'live', ?2, ?3)",
-                params![scope.company.as_str(), scope.key, now_ms],
+                "INSERT INTO idempotency_keys (company_id, mode, key, created_at_ms) VALUES (?1, ?4, ?2, ?3)",
+                params![scope.company.as_str(), scope.key, now_ms, scope.mode.as_str()],
             )?;
             Ok(Claim::Claimed)
         }
@@ -96,11 +99,12 @@ pub fn claim(tx: &Connection, scope: Scope<'_>, now: DateTime<Utc>) -> Result<Cl
 /// Remembers the response to the request that holds `scope`'s key.
 pub fn answer(tx: &Connection, scope: Scope<'_>, response: &Remembered) -> Result<(), RepoError> {
     tx.execute(
-        "UPDATE idempotency_keys SET fingerprint = ?3, status = ?4, content_type = ?5, response_sealed = ?6
-         WHERE company_id = ?1 AND mode = 'live' AND key = ?2",
+        "UPDATE idempotency_keys SET fingerprint = ?4, status = ?5, content_type = ?6, response_sealed = ?7
+         WHERE company_id = ?1 AND mode = ?3 AND key = ?2",
         params![
             scope.company.as_str(),
             scope.key,
+            scope.mode.as_str(),
             response.fingerprint,
             response.status,
             response.content_type,
@@ -114,8 +118,8 @@ pub fn answer(tx: &Connection, scope: Scope<'_>, response: &Remembered) -> Resul
 /// (a bug, a full disk, a rate limit), or was refused before it was read whole.
 pub fn release(tx: &Connection, scope: Scope<'_>) -> Result<(), RepoError> {
     tx.execute(
-        "DELETE FROM idempotency_keys WHERE company_id = ?1 AND mode = 'live' AND key = ?2 AND fingerprint IS NULL",
-        params![scope.company.as_str(), scope.key],
+        "DELETE FROM idempotency_keys WHERE company_id = ?1 AND mode = ?3 AND key = ?2 AND fingerprint IS NULL",
+        params![scope.company.as_str(), scope.key, scope.mode.as_str()],
     )?;
     Ok(())
 }
@@ -146,6 +150,7 @@ mod tests {
                 .write(move |tx| -> Result<_, RepoError> {
                     let scope = Scope {
                         company: &company,
+                        mode: Mode::Live,
                         key: "k-1",
                     };
                     let first = claim(tx, scope, t0)?;
@@ -154,6 +159,7 @@ mod tests {
                         tx,
                         Scope {
                             company: &other,
+                            mode: Mode::Live,
                             key: "k-1",
                         },
                         t0,
@@ -169,6 +175,7 @@ mod tests {
             .write(move |tx| -> Result<_, RepoError> {
                 let scope = Scope {
                     company: &company2,
+                    mode: Mode::Live,
                     key: "k-1",
                 };
                 answer(tx, scope, &remembered(b"f1"))?;
@@ -190,6 +197,7 @@ mod tests {
             .write(move |tx| -> Result<_, RepoError> {
                 let scope = Scope {
                     company: &company,
+                    mode: Mode::Live,
                     key: "k-2",
                 };
                 claim(tx, scope, t0)?;

@@ -362,6 +362,13 @@ CREATE TABLE idempotency_keys (
 ) WITHOUT ROWID;
 CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at_ms);
 "#,
+    // Test mode (API.md): a company's test data live under its test account, a companies row of its
+    // own that `test_of` ties to the company. Every table scoped by company keeps test and live
+    // data apart with the scoping it already has, in both directions, and the indexes serve both.
+    r#"
+ALTER TABLE companies ADD COLUMN test_of TEXT REFERENCES companies(id);
+CREATE UNIQUE INDEX companies_test_account ON companies(test_of) WHERE test_of IS NOT NULL;
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -3,7 +3,7 @@
 
 use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
-use crate::domain::{DocumentCategory, JourneySide, VerificationStatus};
+use crate::domain::{DocumentCategory, JourneySide, Mode, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
@@ -125,6 +125,8 @@ pub struct Journey {
     pub csrf_token: Option<String>,
     /// Sides uploaded so far; filled by [`journey_page`] and [`open_journey`] only, for the page.
     pub uploaded: Vec<JourneySide>,
+    /// A session of test mode, which its pages say plainly.
+    pub mode: Mode,
 }
 
 impl Journey {
@@ -140,17 +142,19 @@ pub fn upload_context(company: &CompanyId, id: &VerificationId) -> String {
 }
 
 fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
-    let row: Option<(String, String, String, String, String, Option<String>)> = c
+    type Row = (String, String, String, String, String, Option<String>, bool);
+    let row: Option<Row> = c
         .query_row(
             &format!(
-                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token
-                 FROM verifications v JOIN workflows w ON w.id = v.workflow_id WHERE {clause}"
+                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL
+                 FROM verifications v JOIN workflows w ON w.id = v.workflow_id JOIN companies co ON co.id = v.company_id
+                 WHERE {clause}"
             ),
             [key],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
         )
         .optional()?;
-    let Some((id, company, category, status, expires_at, csrf_token)) = row else {
+    let Some((id, company, category, status, expires_at, csrf_token, test)) = row else {
         return Ok(None);
     };
     let status = current_status(&status, &expires_at, now)?;
@@ -161,6 +165,7 @@ fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: D
         status,
         csrf_token,
         uploaded: Vec::new(),
+        mode: if test { Mode::Test } else { Mode::Live },
     }))
 }
 

@@ -1,4 +1,5 @@
-//! Workflows: how a company's documents are evaluated, and where their events go.
+//! Workflows: how a company's documents are evaluated, and where their events go. Both modes share
+//! them (API.md, Test mode): a test account reads and uses its company's.
 
 use super::error::{stored, stored_time, RepoError};
 use super::events;
@@ -10,6 +11,12 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, rules, default_batch";
+
+/// The company whose workflows the account given as `?{n}` uses: its own, or for a test account
+/// its company's.
+fn workflows_of(n: u8) -> String {
+    format!("company_id = (SELECT coalesce(test_of, id) FROM companies WHERE id = ?{n})")
+}
 
 /// A workflow as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
 struct WorkflowRow {
@@ -114,7 +121,10 @@ pub fn update(
     }
     checked_rules(rules, category)?;
     tx.execute(
-        "UPDATE workflows SET name = ?3, category = ?4, rules = ?5 WHERE id = ?1 AND company_id = ?2",
+        &format!(
+            "UPDATE workflows SET name = ?3, category = ?4, rules = ?5 WHERE id = ?1 AND {}",
+            workflows_of(2)
+        ),
         params![
             id.as_str(),
             company.as_str(),
@@ -135,7 +145,7 @@ fn is_default_batch(tx: &Connection, id: &WorkflowId) -> Result<bool, RepoError>
 pub fn set_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, url: Option<&str>) -> Result<WorkflowDetail, RepoError> {
     get(tx, company, id)?;
     tx.execute(
-        "UPDATE workflows SET webhook_url = ?3 WHERE id = ?1 AND company_id = ?2",
+        &format!("UPDATE workflows SET webhook_url = ?3 WHERE id = ?1 AND {}", workflows_of(2)),
         params![id.as_str(), company.as_str(), url],
     )?;
     get(tx, company, id)
@@ -165,7 +175,7 @@ pub fn emit_test(tx: &Connection, workflow: &WorkflowDetail, now: DateTime<Utc>)
 pub fn get(c: &Connection, company: &CompanyId, id: &WorkflowId) -> Result<WorkflowDetail, RepoError> {
     let row = c
         .query_row(
-            &format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND company_id = ?2"),
+            &format!("SELECT {COLUMNS} FROM workflows WHERE id = ?1 AND {}", workflows_of(2)),
             [id.as_str(), company.as_str()],
             raw,
         )
@@ -185,7 +195,10 @@ pub fn get_any(c: &Connection, id: &WorkflowId) -> Result<WorkflowDetail, RepoEr
 
 /// The company's workflows, most recent first.
 pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<WorkflowDetail>, RepoError> {
-    let mut stmt = c.prepare(&format!("SELECT {COLUMNS} FROM workflows WHERE company_id = ?1 ORDER BY seq DESC"))?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM workflows WHERE {} ORDER BY seq DESC",
+        workflows_of(1)
+    ))?;
     let rows = stmt.query_map([company.as_str()], raw)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(build).collect()
 }
@@ -194,7 +207,10 @@ pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<WorkflowDetail>, 
 pub fn default_batch(c: &Connection, company: &CompanyId, category: DocumentCategory) -> Result<WorkflowId, RepoError> {
     let id: String = c
         .query_row(
-            "SELECT id FROM workflows WHERE company_id = ?1 AND category = ?2 AND default_batch = 1 ORDER BY seq LIMIT 1",
+            &format!(
+                "SELECT id FROM workflows WHERE {} AND category = ?2 AND default_batch = 1 ORDER BY seq LIMIT 1",
+                workflows_of(1)
+            ),
             [company.as_str(), category.as_str()],
             |r| r.get(0),
         )

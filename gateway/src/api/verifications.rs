@@ -161,6 +161,7 @@ mod tests {
             company_id: common::ids::CompanyId::generate(chrono::Utc::now()),
             key_prefix: "sk_live_abcdefgh".into(),
             read_only,
+            mode: common::domain::Mode::Live,
         }
     }
 

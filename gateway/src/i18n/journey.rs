@@ -40,6 +40,8 @@ pub struct Strings {
     pub error_text: &'static str,
     /// The title of the page refused by a rate limit (its text is `err_busy`).
     pub busy_title: &'static str,
+    /// The banner of a test-mode session's pages.
+    pub test_mode: &'static str,
 }
 
 pub const FR: Strings = Strings {
@@ -77,6 +79,7 @@ pub const FR: Strings = Strings {
     error_title: "Service indisponible",
     error_text: "Réessayez dans quelques instants.",
     busy_title: "Trop de tentatives",
+    test_mode: "TEST — Parcours de test : ce n’est pas une vérification réelle, son résultat n’a aucune valeur.",
 };
 
 pub const EN: Strings = Strings {
@@ -114,6 +117,7 @@ pub const EN: Strings = Strings {
     error_title: "Service unavailable",
     error_text: "Try again in a few moments.",
     busy_title: "Too many attempts",
+    test_mode: "TEST — Test journey: this is not a real verification, and its result has no value.",
 };
 
 impl Strings {

@@ -162,6 +162,10 @@ words! {
     keys_none: "Aucune clé pour l’instant.", "No key yet.";
     keys_new: "Créer une clé", "Create a key";
     keys_read_only_label: "Lecture seule : la clé ne peut appeler que des opérations GET", "Read-only: the key can only call GET operations";
+    keys_test_label: "Clé de test (sk_test_…) : elle n’agit que sur les données de test, à part des données réelles et jamais facturées", "Test key (sk_test_…): it acts only on test data, kept apart from live data and never billed";
+    keys_mode: "Mode", "Mode";
+    keys_mode_live: "Réel", "Live";
+    keys_mode_test: "Test", "Test";
     keys_create: "Créer la clé", "Create the key";
     keys_licence: "La création de clés d’API demande la licence Groupe, que votre entreprise n’a pas. Contactez Sceau pour l’obtenir.", "Creating API keys requires the Group licence, which your company does not have. Contact Sceau to get it.";
     keys_created: "Clé créée. Copiez-la maintenant : elle ne sera plus jamais affichée.", "Key created. Copy it now: it will never be shown again.";

@@ -84,14 +84,14 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         DocumentCategory::Identite => t.intro_identity,
         DocumentCategory::Administratif => t.intro_document,
     };
-    let body = templates::form(t, journey.category, intro, &config(t, token, journey, false));
+    let body = templates::form(t, journey.mode, journey.category, intro, &config(t, token, journey, false));
     respond(StatusCode::OK, lang, templates::document(t, t.title, Some(csrf), body, true))
 }
 
 /// A submitted session: the "being checked" state, polling until the result is recorded.
 pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
     let t = lang.strings();
-    let body = templates::checking(t, &config(t, token, journey, true));
+    let body = templates::checking(t, journey.mode, &config(t, token, journey, true));
     // The script reads a CSRF meta even when it will not write; an empty one keeps it simple.
     respond(StatusCode::OK, lang, templates::document(t, t.checking_title, Some(""), body, true))
 }

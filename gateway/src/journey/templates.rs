@@ -5,7 +5,7 @@
 use super::assets::{CSS, JS};
 use crate::i18n::journey::Strings;
 use common::document::accept_attribute;
-use common::domain::{DocumentCategory, JourneySide};
+use common::domain::{DocumentCategory, JourneySide, Mode};
 use common::journey::JourneyFile;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
@@ -43,9 +43,19 @@ pub fn message(title: &str, text: &str) -> Markup {
     }
 }
 
-/// The capture form, its later states and the script's configuration.
-pub fn form(t: &Strings, category: DocumentCategory, intro: &str, config: &str) -> Markup {
+/// What a test-mode session's pages say first, plainly.
+fn test_banner(t: &Strings, mode: Mode) -> Markup {
     html! {
+        @if mode == Mode::Test {
+            p.test-mode role="note" data-testid="journey-test-mode" { strong { (t.test_mode) } }
+        }
+    }
+}
+
+/// The capture form, its later states and the script's configuration.
+pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, config: &str) -> Markup {
+    html! {
+        (test_banner(t, mode))
         form id="journey" novalidate {
             h1 id="journey-title" tabindex="-1" { (t.title) }
             p { (intro) }
@@ -62,8 +72,9 @@ pub fn form(t: &Strings, category: DocumentCategory, intro: &str, config: &str) 
 }
 
 /// A submitted session: the "being checked" state, then the thank-you.
-pub fn checking(t: &Strings, config: &str) -> Markup {
+pub fn checking(t: &Strings, mode: Mode, config: &str) -> Markup {
     html! {
+        (test_banner(t, mode))
         (after_sections(t, false))
         (configuration(config))
     }
@@ -142,7 +153,8 @@ mod tests {
     #[test]
     fn the_form_asks_for_each_file_of_the_category() {
         let t = Lang::En.strings();
-        let page = form(t, DocumentCategory::Identite, t.intro_identity, "{}").into_string();
+        let page = form(t, Mode::Live, DocumentCategory::Identite, t.intro_identity, "{}").into_string();
+        assert!(!page.contains("journey-test-mode"), "a live session says nothing of test mode");
         for id in ["front", "back", "selfie"] {
             assert!(
                 page.contains(&format!("<input type=\"file\" id=\"{id}\" name=\"{id}\"")),
@@ -152,5 +164,17 @@ mod tests {
         assert!(page.contains("capture=\"user\""));
         assert_eq!(page.matches(" required aria-required=\"true\"").count(), 2, "back is optional");
         assert!(!page.contains("id=\"document\""));
+    }
+
+    #[test]
+    fn a_test_session_says_so_first_on_its_form_and_while_it_is_checked() {
+        let t = Lang::Fr.strings();
+        let form = form(t, Mode::Test, DocumentCategory::Administratif, t.intro_document, "{}").into_string();
+        let checking = checking(t, Mode::Test, "{}").into_string();
+        for page in [form, checking] {
+            let banner = page.find("data-testid=\"journey-test-mode\"").expect("the banner");
+            assert!(page[banner..].contains("TEST — Parcours de test"), "{page}");
+            assert!(page.find("<h1").is_none_or(|title| banner < title), "before anything else: {page}");
+        }
     }
 }

@@ -599,6 +599,7 @@ fn webhook_payloads_validate_against_their_schemas() {
         let body = serde_json::to_value(EventBody {
             event_id: EventId::generate(now),
             occurred_at: now,
+            livemode: false,
             event,
         })
         .expect("an event serialises");

@@ -1,5 +1,5 @@
-//! Developers → API keys (PORTAL.md page 7): the company's keys (prefix, access, who made them,
-//! when, last use), minting one with the Group licence, the new key shown once in the answer to
+//! Developers → API keys (PORTAL.md page 7): the company's keys (prefix, access, mode, who made
+//! them, when, last use), minting one with the Group licence, live or for test mode, the new key shown once in the answer to
 //! its form (it is stored only as a hash), and revoking. The same store operations as
 //! `sceau admin key create|revoke`.
 
@@ -13,7 +13,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use common::crypto::api_key::PREFIX_LEN;
-use common::domain::Licence;
+use common::domain::{Licence, Mode};
 use common::store::{api_keys, audit, RepoError};
 use common::team::{AuditAction, Permission};
 use maud::html;
@@ -64,6 +64,10 @@ async fn render(
                     input #readOnly type="checkbox" name="readOnly" value="on";
                     label for="readOnly" { (t.keys_read_only_label) }
                 }
+                p.check {
+                    input #testMode type="checkbox" name="test" value="on";
+                    label for="testMode" { (t.keys_test_label) }
+                }
                 button type="submit" { (t.keys_create) }
             }
         } @else {
@@ -78,6 +82,7 @@ async fn render(
                     tr {
                         th scope="col" { (t.keys_prefix) }
                         th scope="col" { (t.keys_access) }
+                        th scope="col" { (t.keys_mode) }
                         th scope="col" { (t.keys_created_by) }
                         th scope="col" { (t.keys_created_at) }
                         th scope="col" { (t.keys_last_used) }
@@ -89,6 +94,7 @@ async fn render(
                         tr data-testid="api-key-row" {
                             td { code { (k.prefix) "…" } }
                             td { (if k.read_only { t.keys_read_only } else { t.keys_full }) }
+                            td data-testid="api-key-mode" { (if k.mode == Mode::Test { t.keys_mode_test } else { t.keys_mode_live }) }
                             td { (k.created_by.as_deref().unwrap_or(t.keys_operator)) }
                             td { (labels::date(k.created_at, lang)) }
                             td data-testid="api-key-last-used" {
@@ -124,6 +130,8 @@ pub struct Create {
     csrf: String,
     /// A checkbox: present (whatever its value) when ticked.
     read_only: Option<String>,
+    /// A checkbox: a test key (`sk_test_…`).
+    test: Option<String>,
 }
 
 /// `POST /portal/api-keys`: mints a key and answers the page with it, once; the audit row names
@@ -136,6 +144,7 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
         return render(&state, &signed, Some(Notice::Error(t.keys_licence)), None, StatusCode::FORBIDDEN).await;
     }
     let read_only = form.read_only.is_some();
+    let mode = if form.test.is_some() { Mode::Test } else { Mode::Live };
     let (company, member, acting, now) = (
         signed.company.id.clone(),
         signed.member().id.clone(),
@@ -145,7 +154,7 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
     let minted = state
         .store
         .write(move |tx| {
-            let key = api_keys::create(tx, &company, read_only, Some(&member), now)?;
+            let key = api_keys::create(tx, &company, read_only, mode, Some(&member), now)?;
             audit::record(tx, &company, &acting.entry(AuditAction::ApiKeyCreated, key.prefix.as_str(), now))?;
             Ok::<_, RepoError>(key)
         })

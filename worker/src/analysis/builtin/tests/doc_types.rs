@@ -104,7 +104,7 @@ impl ImageForms {
     fn of(index: usize) -> (Self, Self) {
         if std::env::var("SCEAU_CORPUS").as_deref() == Ok("full") {
             (Self::Both, Self::Both)
-        } else if index % 2 == 0 {
+        } else if index.is_multiple_of(2) {
             (Self::Photo, Self::Render)
         } else {
             (Self::Render, Self::Photo)

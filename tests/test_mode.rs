@@ -1,0 +1,185 @@
+//! Test mode (API.md, Test mode): a company's test keys act on test data kept apart from its live
+//! data in both directions, on the workflows both modes share; test events say `livemode: false`
+//! and are signed with the company's secret; test results are never counted as acts; a test
+//! journey's pages say TEST.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::journey::{self, Session};
+use support::receiver::Receiver;
+use support::{Company, Service};
+
+/// A key of the company's in test mode, made by the operator's CLI.
+fn test_key(svc: &Service, co: &Company, read_only: bool) -> String {
+    let mut args = vec!["key", "create", "--company", co.id.as_str(), "--test"];
+    if read_only {
+        args.push("--read-only");
+    }
+    let made = svc.admin(&args);
+    assert_eq!(made["mode"], "test", "{made}");
+    made["key"].as_str().expect("key").to_owned()
+}
+
+/// The ids of a list's `data`.
+fn ids(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {page}"))
+        .iter()
+        .map(|item| item["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
+/// A batch of one blank PDF page, submitted and processed; its consultation id.
+async fn processed_batch(svc: &Service, key: &str, hook: &str) -> (String, String) {
+    let batch = svc.open_batch(key, Some(hook)).await;
+    let (status, body) = svc.deposit(key, &batch, "administratif", &support::pdf(1)).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = svc.post(key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    assert_eq!(status, 200, "{body}");
+    let done = svc
+        .wait_batch(key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    let consultation = done["items"][0]["consultationId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a consultation: {done}"))
+        .to_owned();
+    (batch, consultation)
+}
+
+#[tokio::test]
+async fn test_and_live_data_are_kept_apart_in_both_directions() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let test = Company {
+        id: co.id.clone(),
+        key: test_key(&svc, &co, false),
+        secret: co.secret.clone(),
+    };
+    assert!(test.key.starts_with("sk_test_"), "{}", test.key);
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let workflow = journey::workflow(&svc, &co, "administratif", Some(&hook.url));
+    let pdf = support::pdf(1);
+    let files = [("document", pdf.as_slice(), "application/pdf")];
+
+    // The same workflow, a journey in each mode; the test journey's page says TEST, the live one's not.
+    let (live_session, live_result) = journey::complete(&svc, &co, &workflow, "dossier-live", &files).await;
+    let (test_session, test_result) = journey::complete(&svc, &test, &workflow, "dossier-test", &files).await;
+    let unopened: Session = journey::session(&svc, &test, &workflow, "dossier-test-2").await;
+    let (_, page, _) = journey::open(&svc, &unopened.url, None).await;
+    assert!(
+        page.contains("data-testid=\"journey-test-mode\"") && page.contains("TEST"),
+        "{page}"
+    );
+    let live_unopened = journey::session(&svc, &co, &workflow, "dossier-live-2").await;
+    let (_, live_page, _) = journey::open(&svc, &live_unopened.url, None).await;
+    assert!(!live_page.contains("journey-test-mode"));
+    let (live_batch, live_batch_result) = processed_batch(&svc, &co.key, &hook.url).await;
+    let (test_batch, test_batch_result) = processed_batch(&svc, &test.key, &hook.url).await;
+
+    // Each mode reads its own, and the other's ids answer 404 as unknown ones do.
+    for (key, own, other) in [
+        (&co.key, [&live_result, &live_batch_result], [&test_result, &test_batch_result]),
+        (&test.key, [&test_result, &test_batch_result], [&live_result, &live_batch_result]),
+    ] {
+        let (_, listed) = svc.get(key, "/api/v1/consultations?limit=100").await;
+        let mut listed = ids(&listed);
+        listed.sort();
+        let mut expected: Vec<String> = own.iter().map(|id| id.to_string()).collect();
+        expected.sort();
+        assert_eq!(listed, expected, "the consultations listed in one mode");
+        for id in own {
+            assert_eq!(svc.get(key, &format!("/api/v1/consultations/{id}")).await.0, 200);
+        }
+        for id in other {
+            for path in [
+                format!("/api/v1/consultations/{id}"),
+                format!("/api/v1/consultations/{id}/certificate"),
+                format!("/api/v1/consultations/{id}/images/recto"),
+            ] {
+                let (status, body) = svc.get(key, &path).await;
+                assert_eq!((status, body["error"].as_str()), (404, Some("not_found")), "{path}: {body}");
+            }
+        }
+    }
+    for (key, own_batch, other_batch, other_session) in [
+        (&co.key, &live_batch, &test_batch, &test_session.id),
+        (&test.key, &test_batch, &live_batch, &live_session.id),
+    ] {
+        let (_, batches) = svc.get(key, "/api/v1/batches").await;
+        assert_eq!(ids(&batches), vec![own_batch.clone()]);
+        assert_eq!(svc.get(key, &format!("/api/v1/batches/{other_batch}")).await.0, 404);
+        assert_eq!(svc.get(key, &format!("/api/v1/verifications/{other_session}")).await.0, 404);
+        let (status, body) = svc.post(key, &format!("/api/v1/batches/{other_batch}/cancel"), json!(null)).await;
+        assert_eq!(status, 404, "{body}");
+    }
+
+    // Events: both modes' go to the workflow's URL, signed with the company's secret; test ones
+    // say so.
+    let events = hook.wait_for(4, Duration::from_secs(30)).await;
+    let livemode = |id: &str| {
+        let event = events
+            .iter()
+            .find(|e| e.body["consultationId"] == id || e.body["batchId"] == id)
+            .unwrap_or_else(|| panic!("an event for {id}: {:?}", events.iter().map(|e| &e.body).collect::<Vec<_>>()));
+        assert!(event.signature_valid, "{}", event.body);
+        event.body["livemode"].clone()
+    };
+    assert_eq!(livemode(&live_result), json!(true));
+    assert_eq!(livemode(&live_batch), json!(true));
+    assert_eq!(livemode(&test_result), json!(false));
+    assert_eq!(livemode(&test_batch), json!(false));
+
+    // Only live results are acts: the live journey and the live batch's document.
+    let month = chrono::Utc::now().format("%Y-%m").to_string();
+    let usage = svc.admin(&["usage", "--company", &co.id, "--month", &month]);
+    assert_eq!(usage["acts"], 2, "{usage}");
+}
+
+#[tokio::test]
+async fn test_keys_follow_the_rules_of_keys_and_idempotency_keys_stay_in_their_mode() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let full = test_key(&svc, &co, false);
+    let read_only = test_key(&svc, &co, true);
+    assert!(read_only.starts_with("rk_test_"), "{read_only}");
+
+    // A read-only test key reads test data and writes nothing.
+    let batch = svc.open_batch(&full, None).await;
+    assert_eq!(svc.get(&read_only, &format!("/api/v1/batches/{batch}")).await.0, 200);
+    let (status, body) = svc.post(&read_only, "/api/v1/batches", json!({})).await;
+    assert_eq!((status, body["error"].as_str()), (403, Some("read_only_key")), "{body}");
+
+    // One Idempotency-Key in each mode: two requests, two batches, neither a replay of the other.
+    let open = |key: String| {
+        let svc = &svc;
+        async move {
+            let r = svc
+                .http
+                .post(svc.url("/api/v1/batches"))
+                .bearer_auth(key)
+                .header("Idempotency-Key", "lot-du-jour")
+                .json(&json!({ "externalRef": "lot" }))
+                .send()
+                .await
+                .expect("POST");
+            let replayed = r.headers().contains_key("idempotent-replayed");
+            let body: Value = r.json().await.expect("JSON");
+            (body["id"].as_str().expect("id").to_owned(), replayed)
+        }
+    };
+    let (live, live_replayed) = open(co.key.clone()).await;
+    let (test, test_replayed) = open(full.clone()).await;
+    assert_ne!(live, test);
+    assert!(!live_replayed && !test_replayed);
+    assert_eq!(open(full.clone()).await, (test.clone(), true), "a replay within its mode");
+
+    // A revoked test key is refused like any other.
+    let prefix = &full[..16];
+    svc.admin(&["key", "revoke", prefix]);
+    let (status, body) = svc.get(&full, "/api/v1/batches").await;
+    assert_eq!((status, body["error"].as_str()), (401, Some("invalid_api_key")), "{body}");
+    assert!(!svc.log().contains(&full), "a key in the service's log");
+}
