@@ -1,0 +1,173 @@
+//! `sceau client deposit` through the real binary: a folder of 450 generated documents of about
+//! 100 KB deposited in three batches, the client killed (SIGKILL) about a third of the way and run
+//! again, which resumes without depositing anything twice and ends with a correct CSV; a third run
+//! deposits nothing more. Also its clear refusals: no folder, no key.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Service, TempDir, BIN};
+
+const FILES: usize = 450;
+const STATE: &str = ".sceau-deposit.jsonl";
+
+/// `n` noise PNGs of about 100 KB (183² pixels), named in deposit order.
+fn documents(dir: &Path, n: usize) {
+    for i in 0..n {
+        std::fs::write(dir.join(format!("doc-{i:03}.png")), support::png(183, i as u8)).unwrap();
+    }
+}
+
+/// Deposit events the state file records.
+fn deposits_recorded(state: &Path) -> usize {
+    std::fs::read_to_string(state)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(r#""event":"deposited""#))
+        .count()
+}
+
+fn deposit_command(svc: &Service, key: &str, dir: &Path, out: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(["client", "deposit"])
+        .arg(dir)
+        .args(["--category", "identite", "--wait", "--out"])
+        .arg(out)
+        .env("SCEAU_API_KEY", key)
+        .env("SCEAU_URL", &svc.base);
+    command
+}
+
+/// The company's batches and the items they hold in all.
+async fn held(svc: &Service, key: &str) -> (Vec<serde_json::Value>, u64) {
+    let (status, batches) = svc.get(key, "/api/v1/batches?limit=100").await;
+    assert_eq!(status, 200, "{batches}");
+    let batches = batches["data"].as_array().unwrap().clone();
+    let total = batches.iter().map(|b| b["counts"]["total"].as_u64().unwrap()).sum();
+    (batches, total)
+}
+
+#[tokio::test]
+async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_and_a_resume() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    // Images due for purge as soon as analysed: the 400 non-purged documents limit frees as it goes.
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    let folder = TempDir::new("deposit");
+    documents(&folder.0, FILES);
+    let out = svc.dir.0.join("results.csv");
+    let state = folder.0.join(STATE);
+    let started = Instant::now();
+
+    // The first run, killed once about a third of the files are recorded deposited.
+    let mut first = deposit_command(&svc, &co.key, &folder.0, &out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while deposits_recorded(&state) < 150 {
+        assert!(first.try_wait().unwrap().is_none(), "the first run ended before it was killed");
+        assert!(started.elapsed() < Duration::from_secs(60), "150 deposits took over a minute");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let at_kill = deposits_recorded(&state);
+    assert!(at_kill < FILES, "killed at {at_kill}");
+    assert!(!out.exists(), "no report from a killed run");
+
+    // The second run resumes and finishes.
+    let second = deposit_command(&svc, &co.key, &folder.0, &out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}\n{}", svc.log());
+    assert!(stderr.contains("resuming run"), "{stderr}");
+    assert!(stderr.contains("450 files: 450 succeeded in 3 batches"), "{stderr}");
+    let elapsed = started.elapsed();
+
+    // The CSV: one row per file, in the folder's order, each analysed.
+    let mut reader = csv::Reader::from_path(&out).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+    assert_eq!(
+        header,
+        [
+            "file",
+            "batch_id",
+            "item_id",
+            "status",
+            "error",
+            "verdict",
+            "decision",
+            "consultation_id"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), FILES);
+    let mut items = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(&row[0], format!("doc-{i:03}.png"));
+        assert!(row[1].starts_with("BAT-"), "{row:?}");
+        assert!(row[2].starts_with("BTI-") && items.insert(row[2].to_owned()), "{row:?}");
+        assert_eq!((&row[3], &row[4]), ("succeeded", ""), "{row:?}");
+        assert!(!row[5].is_empty(), "a verdict: {row:?}");
+        assert!(row[7].starts_with("CSL-"), "{row:?}");
+    }
+    // Batches of 200, 200 and 50, in the folder's order.
+    let batch_of = |i: usize| rows[i][1].to_owned();
+    assert_eq!(
+        (batch_of(0), batch_of(200), batch_of(400)),
+        (batch_of(199), batch_of(399), batch_of(449))
+    );
+
+    // The service holds exactly 450 items over exactly three batches: nothing deposited twice.
+    let (batches, total) = held(&svc, &co.key).await;
+    assert_eq!((batches.len(), total), (3, FILES as u64), "{batches:?}");
+    assert!(batches.iter().all(|b| b["status"] == "ended"), "{batches:?}");
+    let (_, sample) = svc.get(&co.key, &format!("/api/v1/consultations/{}", &rows[449][7])).await;
+    assert_eq!(sample["externalRef"], "doc-449.png");
+
+    // A run on the finished folder deposits nothing more and reports the same.
+    let lines = std::fs::read_to_string(&state).unwrap().lines().count();
+    let report = std::fs::read(&out).unwrap();
+    let third = deposit_command(&svc, &co.key, &folder.0, &out).output().unwrap();
+    assert!(third.status.success(), "{}", String::from_utf8_lossy(&third.stderr));
+    assert_eq!(std::fs::read_to_string(&state).unwrap().lines().count(), lines);
+    assert_eq!(std::fs::read(&out).unwrap(), report);
+    assert_eq!(held(&svc, &co.key).await.1, FILES as u64);
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&state).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    eprintln!("450 documents deposited, killed at {at_kill}, resumed and reported in {elapsed:?}");
+}
+
+#[test]
+fn no_folder_or_no_key_is_a_clear_error() {
+    let folder = TempDir::new("deposit-refusals");
+    let run = |dir: &Path, key: Option<&str>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["client", "deposit"])
+            .arg(dir)
+            .args(["--category", "identite"])
+            .env("SCEAU_URL", "http://127.0.0.1:9");
+        match key {
+            Some(key) => command.env("SCEAU_API_KEY", key),
+            None => command.env_remove("SCEAU_API_KEY"),
+        };
+        let out = command.output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let missing = folder.0.join("nowhere");
+    let stderr = run(&missing, Some("sk_test_x"));
+    assert!(
+        stderr.contains(&format!("cannot read the folder {}", missing.display())),
+        "{stderr}"
+    );
+
+    std::fs::write(folder.0.join("a.png"), support::png(8, 1)).unwrap();
+    let stderr = run(&folder.0, None);
+    assert!(stderr.contains("SCEAU_API_KEY is not set"), "{stderr}");
+    assert!(!folder.0.join(STATE).exists(), "nothing started without a key");
+}
