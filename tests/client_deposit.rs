@@ -138,7 +138,7 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     assert_eq!(held(&svc, &co.key).await.1, FILES as u64);
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&state).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600);
-    eprintln!("450 documents deposited, killed at {at_kill}, resumed and reported in {elapsed:?}");
+    eprintln!("450 documents deposited, killed at {at_kill}, resumed and reported in {elapsed:?}; the resumed run said:\n{stderr}");
 }
 
 #[test]
@@ -170,4 +170,103 @@ fn no_folder_or_no_key_is_a_clear_error() {
     let stderr = run(&folder.0, None);
     assert!(stderr.contains("SCEAU_API_KEY is not set"), "{stderr}");
     assert!(!folder.0.join(STATE).exists(), "nothing started without a key");
+}
+
+/// Opens a batch and fills it with `n` small documents: documents of the company the client does
+/// not know about.
+async fn blocker(svc: &Service, key: &str, n: usize) -> String {
+    let batch = svc.open_batch(key, None).await;
+    for i in 0..n {
+        let (status, body) = svc.deposit(key, &batch, "identite", &support::png(8, i as u8)).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    batch
+}
+
+#[tokio::test]
+async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_file_is_refused() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    // 396 documents held by two open batches of another tool: the client may hold 4 at a time.
+    let blockers = [blocker(&svc, &co.key, 200).await, blocker(&svc, &co.key, 196).await];
+    let folder = TempDir::new("deposit-limit");
+    for i in 0..10 {
+        std::fs::write(folder.0.join(format!("doc-{i}.png")), support::png(16, i)).unwrap();
+    }
+    std::fs::write(folder.0.join("zz-notes.txt"), b"not a document").unwrap();
+    let state = svc.dir.0.join("state.jsonl");
+    let report = svc.dir.0.join("report.json");
+    let run = |dir: &Path, quota_wait: &str| {
+        Command::new(BIN)
+            .args(["client", "deposit"])
+            .arg(dir)
+            .args(["--category", "identite", "--wait", "--json", "--quota-wait", quota_wait, "--state"])
+            .arg(&state)
+            .arg("--out")
+            .arg(&report)
+            .env("SCEAU_API_KEY", &co.key)
+            .env("SCEAU_URL", &svc.base)
+            .output()
+            .unwrap()
+    };
+
+    // The 5th deposit meets the limit: the batch holding 4 is submitted, its documents analysed and
+    // purged, and the deposits go on in another batch.
+    let first = run(&folder.0, "1m");
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(!first.status.success(), "a refused file is a failure: {stderr}");
+    assert!(stderr.contains("zz-notes.txt: refused (invalid_document)"), "{stderr}");
+    assert!(stderr.contains("1 file(s) refused"), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(rows.len(), 11);
+    for (i, row) in rows[..10].iter().enumerate() {
+        assert_eq!(row["file"], format!("doc-{i}.png"));
+        assert_eq!(row["status"], "succeeded", "{row}");
+        assert!(row["consultationId"].as_str().unwrap().starts_with("CSL-"), "{row}");
+    }
+    assert_eq!(
+        (&rows[10]["status"], &rows[10]["error"]),
+        (&"refused".into(), &"invalid_document".into())
+    );
+    assert!(rows[..4].iter().all(|r| r["batchId"] == rows[0]["batchId"]), "{rows:?}");
+    assert_ne!(rows[4]["batchId"], rows[0]["batchId"], "{rows:?}");
+    let (batches, total) = held(&svc, &co.key).await;
+    assert_eq!(total, 396 + 10, "{batches:?}");
+
+    // The other tool fills the limit (our documents are purged): a run that waits 2 s gives up, saying it can be resumed.
+    for i in 0..4 {
+        let (status, body) = svc.deposit(&co.key, &blockers[1], "identite", &support::png(8, i)).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let more = TempDir::new("deposit-limit-more");
+    for i in 0..3 {
+        std::fs::write(more.0.join(format!("late-{i}.png")), support::png(16, 20 + i)).unwrap();
+    }
+    std::fs::remove_file(&state).unwrap();
+    let waited = Instant::now();
+    let given_up = run(&more.0, "2s");
+    let stderr = String::from_utf8_lossy(&given_up.stderr);
+    assert!(!given_up.status.success());
+    assert!(stderr.contains("gave up after 2.0 s"), "{stderr}");
+    assert!(stderr.contains("document_quota_exceeded"), "{stderr}");
+    assert!(stderr.contains("run the same command again"), "{stderr}");
+    assert!(waited.elapsed() < Duration::from_secs(10), "{:?}", waited.elapsed());
+    assert_eq!(deposits_recorded(&state), 0);
+
+    // Once the other tool's batches are submitted, analysed and purged, the run resumes and ends.
+    for batch in &blockers {
+        let (status, body) = svc
+            .post(&co.key, &format!("/api/v1/batches/{batch}/submit"), serde_json::json!({}))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let resumed = run(&more.0, "1m");
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{stderr}");
+    assert!(stderr.contains("resuming run"), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r["status"] == "succeeded"), "{rows:?}");
+    assert_eq!(held(&svc, &co.key).await.1, 400 + 10 + 3);
 }

@@ -83,7 +83,7 @@ pub enum DepositError {
     Refused { what: String, status: u16, body: String },
     #[error("{what}: {why}")]
     Unexpected { what: String, why: String },
-    #[error("{why} ({code}), still after {}", show_duration(*.waited))]
+    #[error("gave up after {}: {why} ({code})", show_duration(*.waited))]
     LimitWait { why: String, code: String, waited: Duration },
     #[error("{source}; the run can be resumed: run the same command again (state in {state})")]
     Resumable { source: Box<DepositError>, state: PathBuf },
@@ -149,18 +149,19 @@ async fn execute(args: DepositArgs) -> Result<ExitCode, DepositError> {
     write_report(&rows, args.out.as_ref(), args.json)?;
 
     let unfinished = batches.iter().filter(|b| b.status != "ended").count();
+    let batches_word = if batch_ids.len() == 1 { "batch" } else { "batches" };
     eprintln!(
-        "{} in {} batches, {}",
+        "{} in {} {batches_word}, {}",
         report::counts(&rows),
         batch_ids.len(),
         show_duration(started.elapsed())
     );
     let refused = rows.iter().filter(|r| r.status == report::REFUSED).count();
     if refused > 0 {
-        return Ok(output::fail(&format!("{refused} files were refused: their error is in the report")));
+        return Ok(output::fail(&format!("{refused} file(s) refused: their error is in the report")));
     }
     if args.wait && unfinished > 0 {
-        return Ok(output::fail(&format!("{unfinished} batches were canceled or expired")));
+        return Ok(output::fail(&format!("{unfinished} batch(es) canceled or expired before the end")));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,11 @@
 //! (5xx), a `rate_limited` answer (after its `Retry-After`), a key still held by a request in
 //! flight. Every POST carries its idempotency key, so a retry never does the work twice. Any other
 //! answer goes back to the caller, which knows what it means for its step.
+//!
+//! A key stays held after its request died with a killed client: the service frees such a claim
+//! only after 10 minutes. When a key is still held after a few seconds, the step asks the service
+//! whether the dead request did its work (the item is in the batch, the batch is open, submitted);
+//! if it did not, the step is posted again under the key with a suffix (`…:2`, `…:3`).
 
 use super::DepositError;
 use crate::client::api::{Answer, Api, ClientError};
@@ -9,8 +14,56 @@ use std::time::Duration;
 
 /// Failed attempts (network, 5xx) before giving up: about 15 s of backoff in all.
 const FAILURE_TRIES: u32 = 6;
-/// Waits for a key held by a request in flight, or for the rate limit, before giving up.
-const BUSY_TRIES: u32 = 60;
+/// Waits for the rate limit before giving up.
+const RATE_LIMITED_TRIES: u32 = 60;
+/// Waits for a key held by a request in flight before asking whether that request is a dead one's.
+const HELD_KEY_TRIES: u32 = 6;
+/// Keys of one step found held by dead requests before giving up.
+const STALE_KEYS: u32 = 5;
+
+/// What posting a step came to.
+pub enum Posted<T> {
+    /// The service's answer to the step.
+    Answer(Answer),
+    /// The step's key was held by the request of a killed run, which had done the work: its result.
+    DoneBefore(T),
+}
+
+/// POSTs a step under `key`; while the key is held by a request that never ends, `done_before`
+/// says whether that request did the work (its result) or not (the step goes again under the key
+/// with a suffix).
+pub async fn post_step<T>(
+    api: &Api,
+    key: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    what: &str,
+    done_before: impl AsyncFn() -> Result<Option<T>, DepositError>,
+) -> Result<Posted<T>, DepositError> {
+    for stale in 0..STALE_KEYS {
+        let key = if stale == 0 {
+            key.to_owned()
+        } else {
+            format!("{key}:{}", stale + 1)
+        };
+        let answer = post(api, path, body, &key, what).await?;
+        if !is_held(&answer) {
+            return Ok(Posted::Answer(answer));
+        }
+        if let Some(result) = done_before().await? {
+            return Ok(Posted::DoneBefore(result));
+        }
+    }
+    Err(DepositError::GaveUp {
+        what: what.to_owned(),
+        tries: STALE_KEYS,
+        last: "idempotency_key_in_use".to_owned(),
+    })
+}
+
+fn is_held(answer: &Answer) -> bool {
+    answer.status == 409 && answer.error_code() == Some("idempotency_key_in_use")
+}
 
 /// POSTs `body` (None: none) to `path` under `key`; `what` names the step in messages.
 pub async fn post(api: &Api, path: &str, body: Option<&[u8]>, key: &str, what: &str) -> Result<Answer, DepositError> {
@@ -27,21 +80,28 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Answer, ClientError>>,
 {
-    let (mut failures, mut busy) = (0, 0);
+    let (mut failures, mut held, mut limited) = (0, 0, 0);
     loop {
         let last = match attempt().await {
             Ok(answer) if answer.status >= 500 => answer.refused().to_string(),
             Ok(answer) => {
-                let pause = match (answer.status, answer.error_code()) {
-                    (409, Some("idempotency_key_in_use")) => Duration::from_millis(500),
-                    (429, Some("rate_limited")) => answer.retry_after.unwrap_or(Duration::from_secs(1)),
-                    _ => return Ok(answer),
+                let (pause, tries, most) = if is_held(&answer) {
+                    (Duration::from_millis(500), &mut held, HELD_KEY_TRIES)
+                } else if answer.status == 429 && answer.error_code() == Some("rate_limited") {
+                    let pause = answer.retry_after.unwrap_or(Duration::from_secs(1));
+                    (pause, &mut limited, RATE_LIMITED_TRIES)
+                } else {
+                    return Ok(answer);
                 };
-                busy += 1;
-                if busy >= BUSY_TRIES {
+                *tries += 1;
+                if *tries >= most {
+                    // A key still held goes back to the step, which knows how to ask about it.
+                    if is_held(&answer) {
+                        return Ok(answer);
+                    }
                     return Err(DepositError::GaveUp {
                         what: what.to_owned(),
-                        tries: busy,
+                        tries: *tries,
                         last: answer.refused().to_string(),
                     });
                 }

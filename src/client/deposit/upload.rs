@@ -5,7 +5,7 @@
 
 use super::files::MAX_DOCUMENT_BYTES;
 use super::progress::Progress;
-use super::retry;
+use super::retry::{self, Posted};
 use super::state::{Event, State};
 use super::DepositError;
 use crate::client::api::{Answer, Api};
@@ -114,14 +114,21 @@ impl<'a> Upload<'a> {
     /// Opens batch k, the next one, for files from `first`; None when a limit holds (after the pause).
     async fn create_batch(&mut self, first: usize) -> Result<Option<usize>, DepositError> {
         let k = self.state.batches.len();
-        let body = serde_json::json!({
-            "externalRef": format!("sceau client deposit {} #{}", self.state.header.run, k + 1),
-        });
-        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let external_ref = format!("sceau client deposit {} #{}", self.state.header.run, k + 1);
+        let body = serde_json::to_vec(&serde_json::json!({ "externalRef": external_ref })).unwrap_or_default();
         let what = format!("opening batch #{}", k + 1);
-        let answer = retry::post(self.api, "/api/v1/batches", Some(&body), &self.state.key("batch", k), &what).await?;
+        let api = self.api;
+        let found = async || find_batch(api, &external_ref).await;
+        let key = self.state.key("batch", k);
+        let answer = match retry::post_step(api, &key, "/api/v1/batches", Some(&body), &what, found).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(id) => {
+                self.state.record(Event::BatchCreated { k, id, first })?;
+                return Ok(Some(k));
+            }
+        };
         if answer.status == 429 && answer.error_code() == Some("too_many_open_batches") {
-            let pause = self.limit(&answer, "3 batches of the company are open: waiting for one to close")?;
+            let pause = self.limit(&answer, "3 batches of the company are open")?;
             tokio::time::sleep(pause).await;
             return Ok(None);
         }
@@ -154,13 +161,19 @@ impl<'a> Upload<'a> {
         let batch = self.state.batches[k].id.clone();
         let what = format!("depositing {name}");
         let path = format!("/api/v1/batches/{batch}/documents");
-        let answer = retry::post(self.api, &path, Some(&body), &self.state.key("doc", index), &what).await?;
+        let api = self.api;
+        let found = async || find_item(api, &batch, &name).await;
+        let key = self.state.key("doc", index);
+        let answer = match retry::post_step(api, &key, &path, Some(&body), &what, found).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(item) => {
+                self.progress.note(&format!("{name}: deposited by the interrupted run as {item}"));
+                return self.deposited(index, k, item);
+            }
+        };
         if answer.is_success() {
             let item = success_id(&what, &answer)?;
-            self.state.record(Event::Deposited { index, k, item })?;
-            self.progress.waiting("");
-            self.progress.deposited();
-            return Ok(Step::Settled);
+            return self.deposited(index, k, item);
         }
         match (answer.status, answer.error_code().unwrap_or_default()) {
             (429, "document_quota_exceeded" | "volume_quota_exceeded") => {
@@ -168,7 +181,10 @@ impl<'a> Upload<'a> {
                 if self.state.batches[k].deposited > 0 {
                     self.submit(k).await?;
                 }
-                let why = "the company's limit of non-purged documents is reached: waiting for the purge";
+                let why = match answer.error_code() {
+                    Some("volume_quota_exceeded") => "the company's pending file volume is at its limit",
+                    _ => "the company holds 400 documents whose images are not yet purged",
+                };
                 Ok(Step::Wait(self.limit(&answer, why)?))
             }
             (429, "batch_full") => {
@@ -193,7 +209,16 @@ impl<'a> Upload<'a> {
         }
     }
 
+    fn deposited(&mut self, index: usize, k: usize, item: String) -> Result<Step, DepositError> {
+        self.state.record(Event::Deposited { index, k, item })?;
+        self.progress.waiting("");
+        self.progress.deposited();
+        Ok(Step::Settled)
+    }
+
     fn refuse(&mut self, index: usize, code: &str) -> Result<Step, DepositError> {
+        let name = &self.state.header.files[index];
+        self.progress.note(&format!("{name}: refused ({code})"));
         self.state.record(Event::Refused {
             index,
             code: code.to_owned(),
@@ -214,7 +239,7 @@ impl<'a> Upload<'a> {
                 waited: self.limit_wait,
             });
         }
-        self.progress.waiting(why);
+        self.progress.waiting(&format!("{why}: waiting"));
         let pause = answer
             .retry_after
             .unwrap_or_else(|| retry::backoff(*tries).min(LONGEST_LIMIT_PAUSE));
@@ -226,7 +251,12 @@ impl<'a> Upload<'a> {
         let id = self.state.batches[k].id.clone();
         let what = format!("submitting batch {id}");
         let path = format!("/api/v1/batches/{id}/submit");
-        let answer = retry::post(self.api, &path, None, &self.state.key("submit", k), &what).await?;
+        let api = self.api;
+        let closed = async || is_closed(api, &id).await;
+        let answer = match retry::post_step(api, &self.state.key("submit", k), &path, None, &what, closed).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Submitted { k })?),
+        };
         match (answer.status, answer.error_code()) {
             // Already closed: no more deposits go there either way.
             (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Submitted { k })?),
@@ -239,7 +269,12 @@ impl<'a> Upload<'a> {
         let id = self.state.batches[k].id.clone();
         let what = format!("canceling the empty batch {id}");
         let path = format!("/api/v1/batches/{id}/cancel");
-        let answer = retry::post(self.api, &path, None, &self.state.key("cancel", k), &what).await?;
+        let api = self.api;
+        let closed = async || is_closed(api, &id).await;
+        let answer = match retry::post_step(api, &self.state.key("cancel", k), &path, None, &what, closed).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Canceled { k })?),
+        };
         match (answer.status, answer.error_code()) {
             (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Canceled { k })?),
             _ => Err(DepositError::refused(&what, &answer)),
@@ -253,4 +288,40 @@ fn success_id(what: &str, answer: &Answer) -> Result<String, DepositError> {
         Some(id) if answer.is_success() => Ok(id.to_owned()),
         _ => Err(DepositError::refused(what, answer)),
     }
+}
+
+/// Batch `batch` as the service has it, as JSON.
+async fn read_batch(api: &Api, batch: &str) -> Result<serde_json::Value, DepositError> {
+    let what = format!("reading batch {batch}");
+    let answer = retry::get(api, &format!("/api/v1/batches/{batch}"), &what).await?;
+    if !answer.is_success() {
+        return Err(DepositError::refused(&what, &answer));
+    }
+    Ok(answer.body)
+}
+
+/// The item of `batch` deposited as `name`, if a dead request deposited it.
+async fn find_item(api: &Api, batch: &str, name: &str) -> Result<Option<String>, DepositError> {
+    let batch = read_batch(api, batch).await?;
+    let items = batch["items"].as_array().into_iter().flatten();
+    let mut found = items.filter(|item| item["externalRef"].as_str() == Some(name));
+    Ok(found.next().and_then(|item| item["id"].as_str()).map(str::to_owned))
+}
+
+/// Whether `batch` takes no more deposits (a dead request submitted or canceled it).
+async fn is_closed(api: &Api, batch: &str) -> Result<Option<()>, DepositError> {
+    let batch = read_batch(api, batch).await?;
+    Ok((batch["status"].as_str() != Some("open")).then_some(()))
+}
+
+/// The batch opened as `external_ref`, if a dead request opened it (among the 100 latest).
+async fn find_batch(api: &Api, external_ref: &str) -> Result<Option<String>, DepositError> {
+    let what = "listing the batches";
+    let answer = retry::get(api, "/api/v1/batches?limit=100", what).await?;
+    if !answer.is_success() {
+        return Err(DepositError::refused(what, &answer));
+    }
+    let batches = answer.body["data"].as_array().into_iter().flatten();
+    let mut found = batches.filter(|b| b["externalRef"].as_str() == Some(external_ref));
+    Ok(found.next().and_then(|b| b["id"].as_str()).map(str::to_owned))
 }
