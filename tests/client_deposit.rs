@@ -41,9 +41,56 @@ fn deposit_command(svc: &Service, key: &str, dir: &Path, out: &Path) -> Command 
     command
 }
 
+/// A kill may leave a deposit's key held by a request that never answered (the service frees such
+/// a claim after 10 minutes): made here for sure, for the two files after the last recorded one,
+/// the first as a request that died before depositing its file, the second as one that died after.
+async fn dead_requests(svc: &Service, co: &support::Company, state: &Path, recorded: usize) {
+    let lines = std::fs::read_to_string(state).unwrap();
+    let mut lines = lines.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let run = lines.next().unwrap()["run"].as_str().unwrap().to_owned();
+    let batch = lines.find(|l| l["event"] == "batch_created").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let name = format!("doc-{:03}.png", recorded + 2);
+    let body = serde_json::json!({
+        "documentCategory": "identite",
+        "document": support::b64(&std::fs::read(state.with_file_name(&name)).unwrap()),
+        "externalRef": name,
+    });
+    let deposited = call(svc, &co.key, &format!("/api/v1/batches/{batch}/documents"), Some(body)).await;
+    assert_eq!(deposited.0, 201, "{}", deposited.1);
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    for index in [recorded + 1, recorded + 2] {
+        db.execute(
+            "INSERT INTO idempotency_keys (company_id, mode, key, created_at_ms) VALUES (?1, 'live', ?2, ?3)",
+            rusqlite::params![co.id, format!("{run}:doc:{index}"), now],
+        )
+        .unwrap();
+    }
+}
+
+/// GET `path` (POST `body` when there is one) on a connection of its own: the service closes
+/// connections idle for 10 s, as the test's own are while a run of the client goes on.
+async fn call(svc: &Service, key: &str, path: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
+    let http = reqwest::Client::new();
+    let request = match body {
+        Some(body) => http.post(svc.url(path)).json(&body),
+        None => http.get(svc.url(path)),
+    };
+    let response = request.bearer_auth(key).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or_default())
+}
+
 /// The company's batches and the items they hold in all.
 async fn held(svc: &Service, key: &str) -> (Vec<serde_json::Value>, u64) {
-    let (status, batches) = svc.get(key, "/api/v1/batches?limit=100").await;
+    let (status, batches) = call(svc, key, "/api/v1/batches?limit=100", None).await;
     assert_eq!(status, 200, "{batches}");
     let batches = batches["data"].as_array().unwrap().clone();
     let total = batches.iter().map(|b| b["counts"]["total"].as_u64().unwrap()).sum();
@@ -78,12 +125,15 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     let at_kill = deposits_recorded(&state);
     assert!(at_kill < FILES, "killed at {at_kill}");
     assert!(!out.exists(), "no report from a killed run");
+    dead_requests(&svc, &co, &state, at_kill).await;
 
     // The second run resumes and finishes.
     let second = deposit_command(&svc, &co.key, &folder.0, &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{stderr}\n{}", svc.log());
     assert!(stderr.contains("resuming run"), "{stderr}");
+    let by_dead = format!("doc-{:03}.png: deposited by the interrupted run as BTI-", at_kill + 2);
+    assert!(stderr.contains(&by_dead), "{stderr}");
     assert!(stderr.contains("450 files: 450 succeeded in 3 batches"), "{stderr}");
     let elapsed = started.elapsed();
 
@@ -125,7 +175,7 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     let (batches, total) = held(&svc, &co.key).await;
     assert_eq!((batches.len(), total), (3, FILES as u64), "{batches:?}");
     assert!(batches.iter().all(|b| b["status"] == "ended"), "{batches:?}");
-    let (_, sample) = svc.get(&co.key, &format!("/api/v1/consultations/{}", &rows[449][7])).await;
+    let (_, sample) = call(&svc, &co.key, &format!("/api/v1/consultations/{}", &rows[449][7]), None).await;
     assert_eq!(sample["externalRef"], "doc-449.png");
 
     // A run on the finished folder deposits nothing more and reports the same.
@@ -236,7 +286,9 @@ async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_
 
     // The other tool fills the limit (our documents are purged): a run that waits 2 s gives up, saying it can be resumed.
     for i in 0..4 {
-        let (status, body) = svc.deposit(&co.key, &blockers[1], "identite", &support::png(8, i)).await;
+        let document = serde_json::json!({ "documentCategory": "identite", "document": support::b64(&support::png(8, i)) });
+        let path = format!("/api/v1/batches/{}/documents", blockers[1]);
+        let (status, body) = call(&svc, &co.key, &path, Some(document)).await;
         assert_eq!(status, 201, "{body}");
     }
     let more = TempDir::new("deposit-limit-more");
@@ -256,9 +308,8 @@ async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_
 
     // Once the other tool's batches are submitted, analysed and purged, the run resumes and ends.
     for batch in &blockers {
-        let (status, body) = svc
-            .post(&co.key, &format!("/api/v1/batches/{batch}/submit"), serde_json::json!({}))
-            .await;
+        let path = format!("/api/v1/batches/{batch}/submit");
+        let (status, body) = call(&svc, &co.key, &path, Some(serde_json::json!({}))).await;
         assert_eq!(status, 200, "{body}");
     }
     let resumed = run(&more.0, "1m");

@@ -21,6 +21,8 @@ pub enum StateError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("the state file {path} belongs to another run ({why}); delete it to start a new run on this folder")]
     Mismatch { path: PathBuf, why: String },
+    #[error("another run is using the state file {path}: wait for it to end")]
+    InUse { path: PathBuf },
     #[error("the state file {path} is damaged at line {line} ({why}); delete it to start a new run on this folder")]
     Damaged { path: PathBuf, line: usize, why: String },
 }
@@ -95,6 +97,13 @@ impl State {
             .mode(0o600)
             .open(path)
             .map_err(io)?;
+        // One run at a time on a state: a second would post the same steps beside the first.
+        // The lock goes with the process, so a killed run leaves none behind.
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StateError::InUse { path: path.to_owned() }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(io)?;
         // Lines end with '\n'; whatever follows the last one was cut short by a kill.
@@ -404,6 +413,16 @@ mod tests {
         drop(file);
         let error = State::open(&dir.state(), "identite", &files(3)).unwrap_err();
         assert!(matches!(error, StateError::Damaged { line: 3, .. }), "{error}");
+    }
+
+    #[test]
+    fn one_run_at_a_time_holds_the_state() {
+        let dir = Dir::new();
+        let first = State::open(&dir.state(), "identite", &files(3)).unwrap();
+        let second = State::open(&dir.state(), "identite", &files(3)).unwrap_err();
+        assert!(matches!(second, StateError::InUse { .. }), "{second}");
+        drop(first);
+        assert!(State::open(&dir.state(), "identite", &files(3)).unwrap().resumed);
     }
 
     #[test]
