@@ -134,6 +134,7 @@ impl<'a> Upload<'a> {
         }
         let id = success_id(&what, &answer)?;
         self.state.record(Event::BatchCreated { k, id, first })?;
+        self.limited = None;
         Ok(Some(k))
     }
 
