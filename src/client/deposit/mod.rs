@@ -251,6 +251,74 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_file_gets_its_row_from_the_state_the_items_and_the_findings() {
+        let dir = std::env::temp_dir().join(format!("sceau-rows-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names: Vec<String> = ["a.png", "b.txt", "c.png"].map(str::to_owned).to_vec();
+        let mut state = State::open(&dir.join(state::DEFAULT_NAME), "identite", &names).unwrap();
+        for event in [
+            state::Event::BatchCreated {
+                k: 0,
+                id: "BAT-1".into(),
+                first: 0,
+            },
+            state::Event::Deposited {
+                index: 0,
+                k: 0,
+                item: "BTI-a".into(),
+            },
+            state::Event::Refused {
+                index: 1,
+                code: "invalid_document".into(),
+            },
+            state::Event::Deposited {
+                index: 2,
+                k: 0,
+                item: "BTI-c".into(),
+            },
+        ] {
+            state.record(event).unwrap();
+        }
+        let item = |id: &str, status: &str, consultation: Option<&str>, error: Option<&str>| wait::ItemView {
+            id: id.into(),
+            status: status.into(),
+            consultation_id: consultation.map(str::to_owned),
+            error: error.map(str::to_owned),
+        };
+        let batch = wait::BatchView {
+            id: "BAT-1".into(),
+            status: "ended".into(),
+            counts: wait::Counts::default(),
+            items: vec![
+                item("BTI-c", "errored", None, Some("unreadable_document")),
+                item("BTI-a", "succeeded", Some("CSL-a"), None),
+            ],
+        };
+        let findings = HashMap::from([(
+            "CSL-a".to_owned(),
+            wait::Findings {
+                verdict: Some("conforme".into()),
+                decision: None,
+            },
+        )]);
+        let rows = rows(&state, &[batch], &findings);
+        let fields: Vec<[&str; 6]> = rows
+            .iter()
+            .map(|r| [&*r.file, &r.batch_id, &r.item_id, &r.status, &r.error, &r.verdict])
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                ["a.png", "BAT-1", "BTI-a", "succeeded", "", "conforme"],
+                ["b.txt", "", "", "refused", "invalid_document", ""],
+                ["c.png", "BAT-1", "BTI-c", "errored", "unreadable_document", ""],
+            ]
+        );
+        assert_eq!(rows[0].consultation_id, "CSL-a");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn durations_read_with_their_unit() {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
