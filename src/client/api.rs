@@ -2,6 +2,7 @@
 //! every POST with an `Idempotency-Key` so a command that is retried does nothing twice.
 
 use serde_json::Value;
+use std::time::Duration;
 
 /// Where the service is when `SCEAU_URL` is not set: `sceau serve` on this machine.
 const DEFAULT_URL: &str = "http://127.0.0.1:8080";
@@ -17,11 +18,40 @@ pub enum ClientError {
     Refused { status: u16, body: String },
 }
 
-/// A client of one service, with one key.
+/// A client of one service, with one key; cheap to clone (the connection pool is shared).
+#[derive(Clone)]
 pub struct Api {
     http: reqwest::Client,
     base: String,
     key: String,
+}
+
+/// Whatever the service answered: its status, its JSON body (`Null` when it sent none) and the
+/// delay its `Retry-After` asks for.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+    pub retry_after: Option<Duration>,
+}
+
+impl Answer {
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The error's machine code (`{"error": "…"}`), if the body has one.
+    pub fn error_code(&self) -> Option<&str> {
+        self.body["error"].as_str()
+    }
+
+    /// The answer as `Refused`, for a caller that had no use for it.
+    pub fn refused(&self) -> ClientError {
+        ClientError::Refused {
+            status: self.status,
+            body: self.body.to_string(),
+        }
+    }
 }
 
 impl Api {
@@ -40,21 +70,59 @@ impl Api {
 
     /// POSTs `body` to `path` under `idempotency_key`; the answer's JSON on a 2xx.
     pub async fn post(&self, path: &str, body: &Value, idempotency_key: &str) -> Result<Value, ClientError> {
+        let bytes = serde_json::to_vec(body).unwrap_or_default();
+        let answer = self.post_raw(path, Some(bytes), idempotency_key).await?;
+        if !answer.is_success() || !answer.body.is_object() {
+            return Err(answer.refused());
+        }
+        Ok(answer.body)
+    }
+
+    /// POSTs `body` (JSON bytes already serialised; `None`: no body, as a submit) to `path` under
+    /// `idempotency_key`, and returns whatever came back: only a request that got no answer is an
+    /// error.
+    pub async fn post_raw(&self, path: &str, body: Option<Vec<u8>>, idempotency_key: &str) -> Result<Answer, ClientError> {
         let url = format!("{}{path}", self.base);
-        let response = self
+        let mut request = self
             .http
             .post(&url)
             .bearer_auth(&self.key)
-            .header("Idempotency-Key", idempotency_key)
-            .json(body)
+            .header("Idempotency-Key", idempotency_key);
+        if let Some(body) = body {
+            request = request.header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
+        }
+        Self::answer(url, request).await
+    }
+
+    /// GETs `path`, whatever it answers; only a request that got no answer is an error.
+    pub async fn get(&self, path: &str) -> Result<Answer, ClientError> {
+        let url = format!("{}{path}", self.base);
+        let request = self.http.get(&url).bearer_auth(&self.key);
+        Self::answer(url, request).await
+    }
+
+    async fn answer(url: String, request: reqwest::RequestBuilder) -> Result<Answer, ClientError> {
+        let response = request
             .send()
             .await
             .map_err(|source| ClientError::Unreachable { url: url.clone(), source })?;
         let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let text = response.text().await.map_err(|source| ClientError::Unreachable { url, source })?;
-        if !(200..300).contains(&status) {
-            return Err(ClientError::Refused { status, body: text });
-        }
-        serde_json::from_str(&text).map_err(|_| ClientError::Refused { status, body: text })
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            match serde_json::from_str(&text) {
+                Ok(body) => body,
+                // Not JSON (a proxy's page): kept as a string for the message.
+                Err(_) => Value::String(text),
+            }
+        };
+        Ok(Answer { status, body, retry_after })
     }
 }

@@ -2,6 +2,7 @@
 //! client does. They read no service configuration.
 
 mod api;
+mod deposit;
 mod listen;
 mod verify;
 
@@ -15,6 +16,10 @@ pub struct ClientArgs {
 
 #[derive(clap::Subcommand)]
 enum ClientCommand {
+    /// Deposits every file of a folder as batch documents (at most 200 a batch), resumable after an
+    /// interruption, then reports each file's status, verdict, decision and consultation as CSV
+    /// or JSON. Reads SCEAU_API_KEY and SCEAU_URL (default http://127.0.0.1:8080).
+    Deposit(deposit::DepositArgs),
     /// A local webhook receiver: verifies each delivery's Standard Webhooks signature, prints the
     /// event, and optionally forwards it to your own server.
     Listen(listen::ListenArgs),
@@ -25,6 +30,7 @@ enum ClientCommand {
 
 pub async fn run(args: ClientArgs) -> ExitCode {
     match args.command {
+        ClientCommand::Deposit(args) => deposit::run(args).await,
         ClientCommand::Listen(args) => listen::run(args).await,
         ClientCommand::Verify(args) => verify::run(args).await,
     }

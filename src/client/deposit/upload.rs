@@ -1,0 +1,328 @@
+//! The deposits: the folder's files in order, into batches of at most 200 filled one at a time
+//! (created, filled, submitted, then the next), each step recorded in the state file once the
+//! service took it. Limits of the company are waited out; a file the service refuses is recorded
+//! as refused and the others go on.
+
+use super::files::MAX_DOCUMENT_BYTES;
+use super::progress::Progress;
+use super::retry::{self, Posted};
+use super::state::{Event, State};
+use super::DepositError;
+use crate::client::api::{Answer, Api};
+use base64::Engine as _;
+use serde::Serialize;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Documents in one batch (the service's limit).
+pub const BATCH_SIZE: usize = 200;
+/// The longest pause between two tries while a limit of the company holds.
+const LONGEST_LIMIT_PAUSE: Duration = Duration::from_secs(10);
+
+/// The body of a deposit.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Deposit<'a> {
+    document_category: &'a str,
+    document: &'a str,
+    external_ref: &'a str,
+}
+
+/// What one try to deposit a file came to.
+enum Step {
+    /// The file has its outcome (deposited or refused): on to the next.
+    Settled,
+    /// The batch was closed on the way (full, or submitted for a limit): the file goes in the next.
+    BatchClosed,
+    /// A limit of the company holds: try again after the pause.
+    Wait(Duration),
+}
+
+pub struct Upload<'a> {
+    pub api: &'a Api,
+    pub dir: &'a Path,
+    pub state: &'a mut State,
+    pub progress: &'a Progress,
+    /// How long a limit of the company (documents, volume, open batches) may hold before giving up.
+    pub limit_wait: Duration,
+    /// Since when a limit holds, and how many tries it refused.
+    limited: Option<(Instant, u32)>,
+}
+
+impl<'a> Upload<'a> {
+    pub fn new(api: &'a Api, dir: &'a Path, state: &'a mut State, progress: &'a Progress, limit_wait: Duration) -> Self {
+        Upload {
+            api,
+            dir,
+            state,
+            progress,
+            limit_wait,
+            limited: None,
+        }
+    }
+
+    /// Deposits every file the state has no outcome for, then closes the last batch.
+    pub async fn run(mut self) -> Result<(), DepositError> {
+        self.check_open_batch().await?;
+        loop {
+            let index = self.state.next_index();
+            if index >= self.state.header.files.len() {
+                break;
+            }
+            let k = match self.state.open_batch() {
+                Some((k, batch)) if batch.deposited < BATCH_SIZE => k,
+                Some((k, _)) => {
+                    self.submit(k).await?;
+                    continue;
+                }
+                None => match self.create_batch(index).await? {
+                    Some(k) => k,
+                    None => continue,
+                },
+            };
+            match self.deposit(index, k).await? {
+                Step::Settled => self.limited = None,
+                Step::BatchClosed => {}
+                Step::Wait(pause) => tokio::time::sleep(pause).await,
+            }
+        }
+        self.progress.waiting("");
+        match self.state.open_batch() {
+            Some((k, batch)) if batch.deposited > 0 => self.submit(k).await,
+            Some((k, _)) => self.cancel(k).await,
+            None => Ok(()),
+        }
+    }
+
+    /// On resume, the batch the state has open may have been submitted just before the run was
+    /// killed: asked, so nothing is deposited into a closed batch.
+    async fn check_open_batch(&mut self) -> Result<(), DepositError> {
+        let Some((k, batch)) = self.state.open_batch() else {
+            return Ok(());
+        };
+        let what = format!("reading batch {}", batch.id);
+        let answer = retry::get(self.api, &format!("/api/v1/batches/{}", batch.id), &what).await?;
+        if !answer.is_success() {
+            return Err(DepositError::refused(&what, &answer));
+        }
+        if answer.body["status"].as_str() != Some("open") {
+            self.state.record(Event::Submitted { k })?;
+        }
+        Ok(())
+    }
+
+    /// Opens batch k, the next one, for files from `first`; None when a limit holds (after the pause).
+    async fn create_batch(&mut self, first: usize) -> Result<Option<usize>, DepositError> {
+        let k = self.state.batches.len();
+        let external_ref = format!("sceau client deposit {} #{}", self.state.header.run, k + 1);
+        let body = serde_json::to_vec(&serde_json::json!({ "externalRef": external_ref })).unwrap_or_default();
+        let what = format!("opening batch #{}", k + 1);
+        let api = self.api;
+        let found = async || find_batch(api, &external_ref).await;
+        let key = self.state.key("batch", k);
+        let answer = match retry::post_step(api, &key, "/api/v1/batches", Some(&body), &what, found).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(id) => {
+                self.state.record(Event::BatchCreated { k, id, first })?;
+                return Ok(Some(k));
+            }
+        };
+        if answer.status == 429 && answer.error_code() == Some("too_many_open_batches") {
+            let pause = self.limit(&answer, "3 batches of the company are open")?;
+            tokio::time::sleep(pause).await;
+            return Ok(None);
+        }
+        let id = success_id(&what, &answer)?;
+        self.state.record(Event::BatchCreated { k, id, first })?;
+        self.limited = None;
+        Ok(Some(k))
+    }
+
+    /// One try at depositing file `index` into batch `k`.
+    async fn deposit(&mut self, index: usize, k: usize) -> Result<Step, DepositError> {
+        let name = self.state.header.files[index].clone();
+        let path = self.dir.join(&name);
+        let bytes = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return self.refuse(index, "document_too_large"),
+            Ok(_) => std::fs::read(&path),
+            Err(e) => Err(e),
+        };
+        let Ok(bytes) = bytes else {
+            return self.refuse(index, "unreadable_file");
+        };
+        let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        drop(bytes);
+        let body = serde_json::to_vec(&Deposit {
+            document_category: &self.state.header.category,
+            document: &document,
+            external_ref: &name,
+        })
+        .unwrap_or_default();
+        drop(document);
+        let batch = self.state.batches[k].id.clone();
+        let what = format!("depositing {name}");
+        let path = format!("/api/v1/batches/{batch}/documents");
+        let api = self.api;
+        let found = async || find_item(api, &batch, &name).await;
+        let key = self.state.key("doc", index);
+        let answer = match retry::post_step(api, &key, &path, Some(&body), &what, found).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(item) => {
+                self.progress.note(&format!("{name}: deposited by the interrupted run as {item}"));
+                return self.deposited(index, k, item);
+            }
+        };
+        if answer.is_success() {
+            let item = success_id(&what, &answer)?;
+            return self.deposited(index, k, item);
+        }
+        match (answer.status, answer.error_code().unwrap_or_default()) {
+            (429, "document_quota_exceeded" | "volume_quota_exceeded") => {
+                // What the batch holds is processed, then purged: that is what frees the company.
+                if self.state.batches[k].deposited > 0 {
+                    self.submit(k).await?;
+                }
+                let why = match answer.error_code() {
+                    Some("volume_quota_exceeded") => "the company's pending file volume is at its limit",
+                    _ => "the company holds 400 documents whose images are not yet purged",
+                };
+                Ok(Step::Wait(self.limit(&answer, why)?))
+            }
+            (429, "batch_full") => {
+                self.submit(k).await?;
+                Ok(Step::BatchClosed)
+            }
+            // Closed by someone else (canceled, expired): the file's key now answers that.
+            (409, "invalid_state") => {
+                self.state.record(Event::Submitted { k })?;
+                self.refuse(index, "invalid_state")
+            }
+            // What is wrong with this file (or its key reused for other content).
+            (400 | 413 | 422, code) => {
+                let code = if code.is_empty() {
+                    answer.status.to_string()
+                } else {
+                    code.to_owned()
+                };
+                self.refuse(index, &code)
+            }
+            _ => Err(DepositError::refused(&what, &answer)),
+        }
+    }
+
+    fn deposited(&mut self, index: usize, k: usize, item: String) -> Result<Step, DepositError> {
+        self.state.record(Event::Deposited { index, k, item })?;
+        self.progress.waiting("");
+        self.progress.deposited();
+        Ok(Step::Settled)
+    }
+
+    fn refuse(&mut self, index: usize, code: &str) -> Result<Step, DepositError> {
+        let name = &self.state.header.files[index];
+        self.progress.note(&format!("{name}: refused ({code})"));
+        self.state.record(Event::Refused {
+            index,
+            code: code.to_owned(),
+        })?;
+        self.progress.deposited();
+        Ok(Step::Settled)
+    }
+
+    /// A limit of the company holds: the pause before the next try (its `Retry-After`, else a
+    /// doubling backoff), or an error once it has held for longer than allowed.
+    fn limit(&mut self, answer: &Answer, why: &str) -> Result<Duration, DepositError> {
+        let (since, tries) = self.limited.get_or_insert((Instant::now(), 0));
+        *tries += 1;
+        if since.elapsed() >= self.limit_wait {
+            return Err(DepositError::LimitWait {
+                why: why.to_owned(),
+                code: answer.error_code().unwrap_or_default().to_owned(),
+                waited: self.limit_wait,
+            });
+        }
+        self.progress.waiting(&format!("{why}: waiting"));
+        let pause = answer
+            .retry_after
+            .unwrap_or_else(|| retry::backoff(*tries).min(LONGEST_LIMIT_PAUSE));
+        let left = self.limit_wait.saturating_sub(since.elapsed());
+        Ok(pause.min(left).max(Duration::from_millis(100)))
+    }
+
+    async fn submit(&mut self, k: usize) -> Result<(), DepositError> {
+        let id = self.state.batches[k].id.clone();
+        let what = format!("submitting batch {id}");
+        let path = format!("/api/v1/batches/{id}/submit");
+        let api = self.api;
+        let closed = async || is_closed(api, &id).await;
+        let answer = match retry::post_step(api, &self.state.key("submit", k), &path, None, &what, closed).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Submitted { k })?),
+        };
+        match (answer.status, answer.error_code()) {
+            // Already closed: no more deposits go there either way.
+            (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Submitted { k })?),
+            _ => Err(DepositError::refused(&what, &answer)),
+        }
+    }
+
+    /// A batch left empty (every file meant for it refused) is canceled, not left open for 24 h.
+    async fn cancel(&mut self, k: usize) -> Result<(), DepositError> {
+        let id = self.state.batches[k].id.clone();
+        let what = format!("canceling the empty batch {id}");
+        let path = format!("/api/v1/batches/{id}/cancel");
+        let api = self.api;
+        let closed = async || is_closed(api, &id).await;
+        let answer = match retry::post_step(api, &self.state.key("cancel", k), &path, None, &what, closed).await? {
+            Posted::Answer(answer) => answer,
+            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Canceled { k })?),
+        };
+        match (answer.status, answer.error_code()) {
+            (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Canceled { k })?),
+            _ => Err(DepositError::refused(&what, &answer)),
+        }
+    }
+}
+
+/// The `id` of a 2xx answer.
+fn success_id(what: &str, answer: &Answer) -> Result<String, DepositError> {
+    match answer.body["id"].as_str() {
+        Some(id) if answer.is_success() => Ok(id.to_owned()),
+        _ => Err(DepositError::refused(what, answer)),
+    }
+}
+
+/// Batch `batch` as the service has it, as JSON.
+async fn read_batch(api: &Api, batch: &str) -> Result<serde_json::Value, DepositError> {
+    let what = format!("reading batch {batch}");
+    let answer = retry::get(api, &format!("/api/v1/batches/{batch}"), &what).await?;
+    if !answer.is_success() {
+        return Err(DepositError::refused(&what, &answer));
+    }
+    Ok(answer.body)
+}
+
+/// The item of `batch` deposited as `name`, if a dead request deposited it.
+async fn find_item(api: &Api, batch: &str, name: &str) -> Result<Option<String>, DepositError> {
+    let batch = read_batch(api, batch).await?;
+    let items = batch["items"].as_array().into_iter().flatten();
+    let mut found = items.filter(|item| item["externalRef"].as_str() == Some(name));
+    Ok(found.next().and_then(|item| item["id"].as_str()).map(str::to_owned))
+}
+
+/// Whether `batch` takes no more deposits (a dead request submitted or canceled it).
+async fn is_closed(api: &Api, batch: &str) -> Result<Option<()>, DepositError> {
+    let batch = read_batch(api, batch).await?;
+    Ok((batch["status"].as_str() != Some("open")).then_some(()))
+}
+
+/// The batch opened as `external_ref`, if a dead request opened it (among the 100 latest).
+async fn find_batch(api: &Api, external_ref: &str) -> Result<Option<String>, DepositError> {
+    let what = "listing the batches";
+    let answer = retry::get(api, "/api/v1/batches?limit=100", what).await?;
+    if !answer.is_success() {
+        return Err(DepositError::refused(what, &answer));
+    }
+    let batches = answer.body["data"].as_array().into_iter().flatten();
+    let mut found = batches.filter(|b| b["externalRef"].as_str() == Some(external_ref));
+    Ok(found.next().and_then(|b| b["id"].as_str()).map(str::to_owned))
+}
