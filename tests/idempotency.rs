@@ -162,3 +162,44 @@ async fn a_request_in_flight_holds_its_key() {
     assert_eq!((s, replayed.as_deref()), (201, Some("true")));
     assert_eq!(again["id"], first["id"]);
 }
+
+#[tokio::test]
+async fn a_request_whose_client_hangs_up_still_finishes_and_its_retry_gets_the_answer() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let batch = svc.open_batch(&co.key, None).await;
+    // A deposit of a few megabytes, sent whole, and the connection closed at once: the client was
+    // killed, or gave up waiting. The server must still do the work once and remember its answer.
+    let body = serde_json::to_vec(&json!({
+        "documentCategory": "identite",
+        "document": support::b64(&support::png(1200, 3)),
+    }))
+    .unwrap();
+    let address = svc.base.trim_start_matches("http://").to_owned();
+    let path = format!("/api/v1/batches/{batch}/documents");
+    let mut gone = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nIdempotency-Key: hung-up-1\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        co.key,
+        body.len()
+    );
+    gone.write_all(head.as_bytes()).await.unwrap();
+    gone.write_all(&body).await.unwrap();
+    drop(gone);
+
+    // The retry waits while the first is in flight, then gets its answer: never a second deposit.
+    let parsed: Value = serde_json::from_slice(&body).unwrap();
+    let started = std::time::Instant::now();
+    let (status, replayed, answer) = loop {
+        let (status, replayed, answer) = post_with_key(&svc, &co.key, &path, "hung-up-1", &parsed).await;
+        if status != 409 || started.elapsed() > std::time::Duration::from_secs(20) {
+            break (status, replayed, answer);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!((status, replayed.as_deref()), (201, Some("true")), "{answer}");
+    assert_eq!(answer["position"], 1, "{answer}");
+    let (_, read) = svc.get(&co.key, &format!("/api/v1/batches/{batch}")).await;
+    assert_eq!(read["counts"]["total"], 1, "deposited once: {read}");
+}

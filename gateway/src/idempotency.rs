@@ -23,6 +23,7 @@ use ring::digest::{Context, SHA256};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
+use tracing::Instrument as _;
 
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -66,7 +67,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         )
         .into_response(),
         Ok(Claim::Answered(remembered)) => replay(&state, &held, remembered, &parts, body).await,
-        Ok(Claim::Claimed) => run_and_remember(&state, held, parts, body, next).await,
+        Ok(Claim::Claimed) => run_to_the_end(state, held, parts, body, next).await,
     }
 }
 
@@ -134,6 +135,18 @@ async fn replay(state: &AppState, held: &HeldKey, remembered: Remembered, parts:
     }
     headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
     response
+}
+
+/// Runs a claimed request in a task of its own, so it finishes and its answer is remembered even
+/// when the client hangs up first: a client killed or timed out mid-request retries with the same
+/// key and gets the answer replayed, where the dropped request would have left its key claimed (409
+/// for [`idempotency::ABANDONED_AFTER`]) with its work perhaps done.
+async fn run_to_the_end(state: AppState, held: HeldKey, parts: Parts, body: Body, next: Next) -> Response {
+    let task = async move { run_and_remember(&state, held, parts, body, next).await };
+    match tokio::spawn(task.in_current_span()).await {
+        Ok(response) => response,
+        Err(error) => ApiError::internal("idempotent request", error).into_response(),
+    }
 }
 
 /// A key claimed by this request: run it, then remember its response, or let the key go when the
