@@ -183,3 +183,133 @@ async fn test_keys_follow_the_rules_of_keys_and_idempotency_keys_stay_in_their_m
     assert_eq!((status, body["error"].as_str()), (401, Some("invalid_api_key")), "{body}");
     assert!(!svc.log().contains(&full), "a key in the service's log");
 }
+
+/// A magic document of `test-documents/`.
+fn magic(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("test-documents").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[tokio::test]
+async fn magic_documents_yield_each_verdict_and_each_item_error_in_test_mode_only() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let test = test_key(&svc, &co, false);
+    let verdicts = ["conforme", "non_conforme", "suspect", "analyse_impossible"];
+    let errors = ["unreadable_document", "unsupported_document", "engine_failure", "ia_desactivee"];
+    let batch = svc.open_batch(&test, None).await;
+    for name in verdicts.iter().chain(&errors) {
+        let (status, body) = svc.deposit(&test, &batch, "identite", &magic(&format!("{name}.png"))).await;
+        assert_eq!(status, 201, "{name}: {body}");
+    }
+    // sans_anomalie is a verdict of administrative documents.
+    let (status, body) = svc.deposit(&test, &batch, "administratif", &magic("sans_anomalie.png")).await;
+    assert_eq!(status, 201, "{body}");
+    // The same file deposited with a live key is a document like any other, for the engine.
+    let live_batch = svc.open_batch(&co.key, None).await;
+    assert_eq!(svc.deposit(&co.key, &live_batch, "identite", &magic("conforme.png")).await.0, 201);
+    for (key, batch) in [(&test, &batch), (&co.key, &live_batch)] {
+        let (status, body) = svc.post(key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    let done = svc
+        .wait_batch(&test, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    let items = done["items"].as_array().expect("items");
+    for (item, name) in items.iter().zip(verdicts.iter().chain(&errors).chain(["sans_anomalie"].iter())) {
+        if errors.contains(name) {
+            assert_eq!(
+                (item["status"].as_str(), item["error"].as_str()),
+                (Some("errored"), Some(*name)),
+                "{item}"
+            );
+            continue;
+        }
+        assert_eq!(item["status"], "succeeded", "{name}: {item}");
+        let id = item["consultationId"].as_str().expect("consultation id");
+        let (_, result) = svc.get(&test, &format!("/api/v1/consultations/{id}")).await;
+        assert_eq!(result["verdict"], *name, "{result}");
+        assert_eq!(result["hasRejectAnomaly"], json!(*name == "non_conforme"), "{result}");
+    }
+    let live = svc
+        .wait_batch(&co.key, &live_batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    let id = live["items"][0]["consultationId"].as_str().unwrap_or_else(|| panic!("{live}"));
+    let (_, result) = svc.get(&co.key, &format!("/api/v1/consultations/{id}")).await;
+    assert_ne!(result["verdict"], "conforme", "a live key's magic document is analysed: {result}");
+}
+
+#[tokio::test]
+async fn simulate_completes_a_test_session_with_its_webhook_and_is_refused_to_a_live_key() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let test = Company {
+        id: co.id.clone(),
+        key: test_key(&svc, &co, false),
+        secret: co.secret.clone(),
+    };
+    let hook = Receiver::start(&co.secret, &[]).await;
+    let workflow = journey::workflow(&svc, &co, "identite", Some(&hook.url));
+    let simulate = |key: &str, session: &str, body: Value| {
+        let path = format!("/api/v1/verifications/{session}/simulate");
+        let (svc, key) = (&svc, key.to_owned());
+        async move { svc.post(&key, &path, body).await }
+    };
+
+    // The workflow decides, as for a real journey: a suspect result is to be reviewed.
+    let first = journey::session(&svc, &test, &workflow, "dossier-1").await;
+    let (status, session) = simulate(&test.key, &first.id, json!({ "verdict": "suspect" })).await;
+    assert_eq!((status, session["status"].as_str()), (200, Some("completed")), "{session}");
+    let consultation = session["consultationId"].as_str().expect("consultationId").to_owned();
+    let (_, result) = svc.get(&test.key, &format!("/api/v1/consultations/{consultation}")).await;
+    assert_eq!(
+        (
+            result["verdict"].as_str(),
+            result["decision"].as_str(),
+            result["reviewStatus"].as_str()
+        ),
+        (Some("suspect"), Some("a_verifier"), Some("pending")),
+        "{result}"
+    );
+    assert_eq!(result["externalRef"], "dossier-1");
+    let events = hook.wait_for(1, Duration::from_secs(30)).await;
+    let event = &events[0].body;
+    assert!(events[0].signature_valid);
+    assert_eq!(
+        (
+            event["event"].as_str(),
+            event["consultationId"].as_str(),
+            event["livemode"].as_bool()
+        ),
+        (Some("verification.completed"), Some(consultation.as_str()), Some(false)),
+        "{event}"
+    );
+    assert_eq!(
+        (event["verdict"].as_str(), event["decision"].as_str()),
+        (Some("suspect"), Some("a_verifier"))
+    );
+
+    // Once only; a chosen decision is the one recorded.
+    let (status, body) = simulate(&test.key, &first.id, json!({ "verdict": "conforme" })).await;
+    assert_eq!((status, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
+    let second = journey::session(&svc, &test, &workflow, "dossier-2").await;
+    let (status, body) = simulate(&test.key, &second.id, json!({ "verdict": "sonforme" })).await;
+    assert_eq!((status, body["field"].as_str()), (400, Some("verdict")), "{body}");
+    let (_, session) = simulate(&test.key, &second.id, json!({ "verdict": "conforme", "decision": "refuse" })).await;
+    let id = session["consultationId"].as_str().expect("consultationId");
+    let (_, result) = svc.get(&test.key, &format!("/api/v1/consultations/{id}")).await;
+    assert_eq!(
+        (result["verdict"].as_str(), result["decision"].as_str()),
+        (Some("conforme"), Some("refuse"))
+    );
+
+    // A live key simulates nothing, not even its own sessions.
+    let live = journey::session(&svc, &co, &workflow, "dossier-live").await;
+    for session in [&live.id, &second.id] {
+        let (status, body) = simulate(&co.key, session, json!({ "verdict": "conforme" })).await;
+        assert_eq!((status, body["error"].as_str()), (404, Some("not_found")), "{body}");
+    }
+    let (_, untouched) = svc.get(&co.key, &format!("/api/v1/verifications/{}", live.id)).await;
+    assert_eq!(untouched["status"], "created");
+}

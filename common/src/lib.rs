@@ -22,4 +22,4 @@ pub mod telemetry;
 pub mod test_fixtures;
 
 pub use ::domain::vocabulary as domain;
-pub use ::domain::{analysis, batch, catalogue, country, decision, file_kind, ids, journey, model, postal, team, time, webhook};
+pub use ::domain::{analysis, batch, catalogue, country, decision, file_kind, ids, journey, model, postal, team, test_mode, time, webhook};

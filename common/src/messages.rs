@@ -2,7 +2,7 @@
 //! document bytes.
 
 use crate::analysis::AnalysisReport;
-use crate::domain::{DocumentCategory, ItemError};
+use crate::domain::{DocumentCategory, ItemError, Mode};
 use crate::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
 use crate::queue::Topic;
 use crate::telemetry::{request_field, RequestId};
@@ -129,6 +129,9 @@ pub struct JobV1 {
     /// The request that deposited the document (or submitted the journey).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<RequestId>,
+    /// A test key's document, which may be a magic document (`worker::magic`).
+    #[serde(default)]
+    pub mode: Mode,
 }
 
 /// What the recorder (the one writer of SQLite) is asked to apply.

@@ -14,6 +14,7 @@ pub mod journey;
 pub mod model;
 pub mod postal;
 pub mod team;
+pub mod test_mode;
 pub mod time;
 pub mod vocabulary;
 pub mod webhook;

@@ -251,6 +251,13 @@ wire_enum!(
     Mode { Live => "live", Test => "test" }
 );
 
+impl Default for Mode {
+    /// What a message written before test mode existed was for.
+    fn default() -> Self {
+        Mode::Live
+    }
+}
+
 impl Mode {
     /// `livemode` in webhook events.
     pub fn is_live(self) -> bool {

@@ -15,6 +15,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(api::workflows::list))
         .routes(routes!(api::verifications::create))
         .routes(routes!(api::verifications::get))
+        .routes(routes!(api::verifications::simulate))
         .routes(routes!(api::consultations::list))
         .routes(routes!(api::consultations::get))
         .routes(routes!(api::images::download))

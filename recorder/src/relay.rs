@@ -95,6 +95,7 @@ mod tests {
             blob_context: String::new(),
             deadline: chrono::Utc::now(),
             request_id: None,
+            mode: common::domain::Mode::Live,
         })
     }
 

@@ -8,7 +8,7 @@ use crate::flags::LiveFlags;
 use crate::share::RealtimeShare;
 use common::analysis::AnalysisInput;
 use common::blobs::BlobStore;
-use common::domain::{DocumentCategory, ItemError};
+use common::domain::{DocumentCategory, ItemError, Mode};
 use common::messages::{Job, JobOutcome, JobSource, JobV1, RecorderMessage, RecorderV1};
 use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, QueueError, Topic};
@@ -268,6 +268,11 @@ impl Worker {
 
     async fn analyse(&self, job: &JobV1) -> Result<JobOutcome, JobError> {
         let input = self.read_files(job).await?;
+        if job.mode == Mode::Test {
+            if let Some(outcome) = crate::magic::outcome(&input.front, job.category) {
+                return Ok(outcome);
+            }
+        }
         let mut last = None;
         for _ in 0..ENGINE_ATTEMPTS {
             let engine = self.engine.clone();
@@ -447,6 +452,7 @@ mod poison_tests {
             blob_context: context,
             deadline: now + chrono::Duration::hours(1),
             request_id: None,
+            mode: common::domain::Mode::Live,
         });
         queue
             .publish(Topic::JobsBatch, serde_json::to_vec(&job).unwrap(), Duration::ZERO)

@@ -3,5 +3,6 @@
 pub mod analysis;
 pub mod flags;
 pub mod jobs;
+mod magic;
 pub mod reaper;
 mod share;

@@ -179,6 +179,7 @@ impl Bench {
             blob_context: context,
             deadline: Utc::now() + chrono::Duration::hours(1),
             request_id: None,
+            mode: common::domain::Mode::Live,
         });
         self.queue
             .publish(Topic::JobsRealtime, serde_json::to_vec(&job).unwrap(), Duration::ZERO)

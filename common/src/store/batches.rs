@@ -571,6 +571,7 @@ fn queue_jobs(
     item: Option<&BatchItemId>,
     deadline: DateTime<Utc>,
 ) -> Result<usize, RepoError> {
+    let mode = super::companies::get(tx, company)?.mode;
     let mut stmt = tx.prepare(
         "SELECT id, category, front_blob, back_blob, request_id FROM batch_items
          WHERE batch_id = ?1 AND status IN ('pending', 'processing') AND (?2 IS NULL OR id = ?2) ORDER BY position",
@@ -605,6 +606,7 @@ fn queue_jobs(
             selfie_blob: None,
             deadline,
             request_id: row.request_id.as_deref().and_then(RequestId::parse),
+            mode,
         });
         outbox::push(tx, &job)?;
     }

@@ -3,7 +3,7 @@
 
 use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
-use crate::domain::{DocumentCategory, JourneySide, Mode, VerificationStatus};
+use crate::domain::{Decision, DocumentCategory, JourneySide, Mode, ReviewStatus, Verdict, VerificationStatus};
 use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
@@ -319,6 +319,7 @@ pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestI
         blob_context: upload_context(&journey.company_id, id),
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
         request_id: request_id.cloned(),
+        mode: journey.mode,
     });
     super::outbox::push(tx, &job)
 }
@@ -335,6 +336,54 @@ pub fn record_result(
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
 ) -> Result<Option<crate::model::Consultation>, RepoError> {
+    let result = JourneyResult { report, decision: None };
+    record(tx, id, consultation_id, result, analyzed_at, request_id, now)
+}
+
+/// A journey's result to record: the report, and the decision when it is not the workflow's to
+/// make (a simulated one).
+struct JourneyResult<'a> {
+    report: &'a crate::analysis::AnalysisReport,
+    decision: Option<Decision>,
+}
+
+/// Test mode: completes a session of a test account with a made-up result (`common::test_mode`)
+/// and the decision asked for, or the workflow's; recorded and announced as a real journey's
+/// result is. Another account's session, or a live one, is not found.
+pub fn simulate(
+    tx: &Connection,
+    account: &CompanyId,
+    id: &VerificationId,
+    verdict: Verdict,
+    decision: Option<Decision>,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<crate::model::Consultation, RepoError> {
+    if super::companies::get(tx, account)?.mode != Mode::Test {
+        return Err(RepoError::NotFound);
+    }
+    let (session, _) = get(tx, account, id, now)?;
+    if !crate::journey::is_open(session.status) && session.status != VerificationStatus::Submitted {
+        return Err(RepoError::InvalidState(format!("the session is {}: it has ended", session.status)));
+    }
+    let category = super::workflows::get(tx, account, &session.workflow_id)?.workflow.document_category;
+    let report = crate::test_mode::report(verdict, category);
+    let consultation_id = crate::ids::ConsultationId::generate(now);
+    let result = JourneyResult { report: &report, decision };
+    record(tx, id, &consultation_id, result, now, request_id, now)?
+        .ok_or_else(|| RepoError::InvalidState("the session already has its result".into()))
+}
+
+fn record(
+    tx: &Connection,
+    id: &VerificationId,
+    consultation_id: &crate::ids::ConsultationId,
+    result: JourneyResult<'_>,
+    analyzed_at: DateTime<Utc>,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<Option<crate::model::Consultation>, RepoError> {
+    let report = result.report;
     let row: Option<(String, String, Option<String>, String)> = tx
         .query_row(
             "SELECT company_id, workflow_id, external_ref, status FROM verifications WHERE id = ?1",
@@ -348,7 +397,10 @@ pub fn record_result(
     }
     let company: CompanyId = stored(&company)?;
     let workflow = super::workflows::get(tx, &company, &stored(&workflow_id)?)?;
-    let (decision, review_status) = crate::decision::decide(report, &workflow.rules);
+    let (decision, review_status) = match result.decision {
+        Some(decision) => (decision, (decision == Decision::AVerifier).then_some(ReviewStatus::Pending)),
+        None => crate::decision::decide(report, &workflow.rules),
+    };
     super::consultations::insert(
         tx,
         &super::consultations::NewConsultation {

@@ -1,15 +1,15 @@
-//! Verification sessions: `POST /api/v1/verifications` (server-side only) and the additive
-//! `GET /api/v1/verifications/{id}`.
+//! Verification sessions: `POST /api/v1/verifications` (server-side only), the additive
+//! `GET /api/v1/verifications/{id}`, and test mode's `POST /api/v1/verifications/{id}/simulate`.
 
 use super::path_id;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::input::{external_ref, Json};
+use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use common::domain::ErrorCode;
-use common::domain::VerificationStatus;
+use common::domain::{Decision, ErrorCode, Verdict, VerificationStatus};
 use common::ids::{VerificationId, WorkflowId};
 use common::model::VerificationSession;
 use common::store::verifications;
@@ -149,6 +149,74 @@ pub async fn get(State(state): State<AppState>, caller: Caller, Path(id): Path<S
             .map_err(|e| ApiError::internal("journey token", e))?;
         session.verification_url = Some(journey_url(&state.public_base, &String::from_utf8_lossy(&token)));
     }
+    Ok(axum::Json(session))
+}
+
+/// The body of `POST /api/v1/verifications/{id}/simulate`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = SimulateVerificationRequest)]
+pub struct SimulateRequest {
+    /// The verdict of the made-up analysis.
+    #[schema(value_type = Verdict, required = true)]
+    verdict: Option<String>,
+    /// The decision to record; by default the workflow's rules decide, as for a real journey.
+    #[schema(value_type = Option<Decision>)]
+    decision: Option<String>,
+}
+
+crate::openapi::errors::errors!(
+    SimulateErrors: Write + InvalidRequest + NotFound + InvalidState + PayloadTooLarge + ServiceUnavailable
+);
+
+/// Complete a test-mode session with a chosen outcome.
+///
+/// Test mode only (a `sk_test_` key; a live key's request answers 404 `not_found`). Records a
+/// result with `verdict` (a French passport or an invoice, with the anomaly that explains the
+/// verdict) and `decision`, or the workflow's decision, completes the session and sends
+/// `verification.completed` as a real journey does. A session that has ended answers 409
+/// `invalid_state`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/verifications/{id}/simulate",
+    operation_id = "simulateVerification",
+    tag = "Verifications",
+    security(("bearerAuth" = [])),
+    params(("id" = VerificationId, Path, description = "Verification session id.")),
+    request_body = SimulateRequest,
+    responses(
+        (status = 200, description = "The session, completed, with its `consultationId`.", body = VerificationSession),
+        SimulateErrors,
+    ),
+)]
+pub async fn simulate(
+    State(state): State<AppState>,
+    caller: Caller,
+    CurrentRequest(request_id): CurrentRequest,
+    Path(id): Path<String>,
+    Json(req): Json<SimulateRequest>,
+) -> ApiResult<axum::Json<VerificationSession>> {
+    let id: VerificationId = path_id(&id)?;
+    let verdict: Verdict = req
+        .verdict
+        .ok_or_else(|| ApiError::invalid_request("verdict", "verdict is required."))?
+        .parse()
+        .map_err(|_| ApiError::invalid_request("verdict", "verdict must be a verdict of API.md."))?;
+    let decision: Option<Decision> = req
+        .decision
+        .map(|d| d.parse())
+        .transpose()
+        .map_err(|_| ApiError::invalid_request("decision", "decision must be conforme, a_verifier or refuse."))?;
+    let (company, lookup, now) = (caller.company_id.clone(), id.clone(), chrono::Utc::now());
+    state
+        .store
+        .write(move |tx| verifications::simulate(tx, &company, &lookup, verdict, decision, request_id.as_ref(), now))
+        .await?;
+    let company = caller.company_id;
+    let (session, _) = state
+        .store
+        .read(move |c| verifications::get(c, &company, &id, chrono::Utc::now()))
+        .await?;
     Ok(axum::Json(session))
 }
 

@@ -17,6 +17,7 @@ const OPERATIONS: &[(&str, &str, &str, bool)] = &[
     ("listWorkflows", "get", "/api/v1/workflows", true),
     ("createVerification", "post", "/api/v1/verifications", true),
     ("getVerification", "get", "/api/v1/verifications/{id}", true),
+    ("simulateVerification", "post", "/api/v1/verifications/{id}/simulate", true),
     ("listConsultations", "get", "/api/v1/consultations", true),
     ("getConsultation", "get", "/api/v1/consultations/{id}", true),
     ("getConsultationImage", "get", "/api/v1/consultations/{id}/images/{side}", true),
