@@ -136,7 +136,7 @@ pub fn list(c: &Connection) -> Result<Vec<Company>, RepoError> {
 }
 
 /// The account that holds `company`'s data in `mode`: the company itself for live data, its test
-/// account for test data, made on first need with the company's name and settings.
+/// account for test data, made on first need with the company's settings, named after it.
 pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<Utc>) -> Result<CompanyId, RepoError> {
     let live = get(tx, company)?;
     if live.mode == Mode::Test {
@@ -155,7 +155,7 @@ pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<U
     // No webhook secret of its own: its events are signed with the company's (`signing_secrets`).
     tx.execute(
         "INSERT INTO companies (id, name, licence, ai_enabled, retention_days, two_factor_required, created_at, test_of)
-         SELECT ?2, name, licence, ai_enabled, retention_days, two_factor_required, ?3, id FROM companies WHERE id = ?1",
+         SELECT ?2, name || ' (test)', licence, ai_enabled, retention_days, two_factor_required, ?3, id FROM companies WHERE id = ?1",
         params![company.as_str(), id.as_str(), crate::time::format(now)],
     )?;
     Ok(id)
