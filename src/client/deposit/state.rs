@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The name of the state file in the folder, when `--state` does not choose one.
@@ -54,6 +54,19 @@ pub enum Event {
     Canceled { k: usize },
 }
 
+/// The steps of a run that POST, each under an idempotency key of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Key {
+    /// Opening batch k.
+    Batch(usize),
+    /// Depositing file `index` (whichever batch it goes to).
+    Doc(usize),
+    /// Submitting batch k.
+    Submit(usize),
+    /// Canceling batch k.
+    Cancel(usize),
+}
+
 /// What a file became.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -97,6 +110,8 @@ impl State {
             .mode(0o600)
             .open(path)
             .map_err(io)?;
+        // 0600 whatever the file was made with: it names the folder's files and the run's keys.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         // One run at a time on a state: a second would post the same steps beside the first.
         // The lock goes with the process, so a killed run leaves none behind.
         match file.try_lock() {
@@ -259,9 +274,15 @@ impl State {
         self.outcomes.len()
     }
 
-    /// The idempotency key of step `what` number `n` of this run.
-    pub fn key(&self, what: &str, n: usize) -> String {
-        format!("{}:{what}:{n}", self.header.run)
+    /// The idempotency key of a step of this run: the same on every run that resumes it.
+    pub fn key(&self, step: Key) -> String {
+        let run = &self.header.run;
+        match step {
+            Key::Batch(k) => format!("{run}:batch:{k}"),
+            Key::Doc(index) => format!("{run}:doc:{index}"),
+            Key::Submit(k) => format!("{run}:submit:{k}"),
+            Key::Cancel(k) => format!("{run}:cancel:{k}"),
+        }
     }
 }
 
@@ -333,8 +354,7 @@ mod tests {
                 code: "invalid_document".into()
             }
         );
-        assert_eq!(state.key("doc", 2), format!("{run}:doc:2"));
-        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(state.key(Key::Doc(2)), format!("{run}:doc:2"));
         let mode = std::fs::metadata(dir.state()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
