@@ -79,7 +79,7 @@ pub enum DepositError {
     State(#[from] StateError),
     #[error("{what}: no answer to use after {tries} tries (last: {last})")]
     GaveUp { what: String, tries: u32, last: String },
-    /// A key still claimed after a few seconds was claimed by a request the service never finished
+    /// A key still claimed after 10 s was claimed by a request the service never finished
     /// (it crashed or was restarted mid-request, with the work perhaps done); it frees such a key
     /// after 10 minutes, and a resumed run then gets the first answer or does the step.
     #[error("{what}: the service still holds this step's idempotency key, from a request it did not finish (restarted mid-request?); it frees it within 10 minutes")]

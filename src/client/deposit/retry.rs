@@ -12,11 +12,12 @@ use std::time::Duration;
 const FAILURE_TRIES: u32 = 6;
 /// Waits for the rate limit before giving up.
 const RATE_LIMITED_TRIES: u32 = 60;
-/// Waits for a key held by a request in flight. The service runs a request to its end even when
-/// its client is gone (killed, timed out), so a resumed run's retry is answered within
-/// milliseconds; a key held longer than this was claimed by a request the service itself never
-/// finished (it crashed mid-request), which it frees only after 10 minutes.
-const HELD_KEY_TRIES: u32 = 10;
+/// Waits for a key held by a request in flight: up to 10 s. The service claims a key and runs its
+/// request to the end in a task of its own, even when the client is gone, so a resumed run's retry
+/// gets the killed run's answer replayed within milliseconds. A key held longer was claimed by a
+/// request the service itself never finished (it crashed mid-request), which it frees after
+/// 10 minutes: the run stops, resumable, rather than guess whether that request did its work.
+const HELD_KEY_TRIES: u32 = 20;
 const HELD_KEY_PAUSE: Duration = Duration::from_millis(500);
 
 /// POSTs `body` (None: none) to `path` under `key`; `what` names the step in messages.
