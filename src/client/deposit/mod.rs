@@ -196,11 +196,11 @@ fn write_report(rows: &[Row], out: Option<&PathBuf>, json: bool) -> Result<(), D
     }
     match out {
         Some(out) => std::fs::write(out, &buffer).map_err(|e| failed(e.to_string())),
-        // A reader that closes early (`| head`) is not an error of the command.
-        None => {
-            let _ = std::io::stdout().lock().write_all(&buffer);
-            Ok(())
-        }
+        None => match std::io::stdout().lock().write_all(&buffer) {
+            // A reader that closes early (`| head`) is not an error of the command.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(failed(e.to_string())),
+            _ => Ok(()),
+        },
     }
 }
 
