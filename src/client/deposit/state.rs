@@ -309,6 +309,18 @@ mod tests {
         }
     }
 
+    fn created(k: usize, id: &str, first: usize) -> Event {
+        Event::BatchCreated { k, id: id.into(), first }
+    }
+
+    fn deposited(index: usize, k: usize, item: &str) -> Event {
+        Event::Deposited {
+            index,
+            k,
+            item: item.into(),
+        }
+    }
+
     fn files(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("doc-{i:03}.png")).collect()
     }
@@ -319,20 +331,8 @@ mod tests {
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert!(!state.resumed);
         let run = state.header.run.clone();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         state
             .record(Event::Refused {
                 index: 1,
@@ -363,20 +363,8 @@ mod tests {
     fn a_last_line_cut_short_is_dropped_and_the_file_goes_on_cleanly() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         drop(state);
         // Killed in the middle of the next line.
         let mut file = OpenOptions::new().append(true).open(dir.state()).unwrap();
@@ -385,13 +373,7 @@ mod tests {
 
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert_eq!(state.next_index(), 1, "the cut line records nothing");
-        state
-            .record(Event::Deposited {
-                index: 1,
-                k: 0,
-                item: "BTI-b".into(),
-            })
-            .unwrap();
+        state.record(deposited(1, 0, "BTI-b")).unwrap();
         drop(state);
         let state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert_eq!(state.next_index(), 2);
@@ -420,19 +402,23 @@ mod tests {
     fn a_damaged_line_in_the_middle_is_an_error_not_a_silent_restart() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
         drop(state);
         let mut file = OpenOptions::new().append(true).open(dir.state()).unwrap();
         file.write_all(b"not json\n{\"event\":\"submitted\",\"k\":0}\n").unwrap();
         drop(file);
         let error = State::open(&dir.state(), "identite", &files(3)).unwrap_err();
         assert!(matches!(error, StateError::Damaged { line: 3, .. }), "{error}");
+    }
+
+    #[test]
+    fn the_state_file_is_the_owners_alone_even_when_it_was_made_readable() {
+        let dir = Dir::new();
+        drop(State::open(&dir.state(), "identite", &files(3)).unwrap());
+        std::fs::set_permissions(dir.state(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(State::open(&dir.state(), "identite", &files(3)).unwrap());
+        let mode = std::fs::metadata(dir.state()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]
@@ -449,36 +435,12 @@ mod tests {
     fn a_closed_batch_is_not_the_open_one() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         state.record(Event::Submitted { k: 0 }).unwrap();
         assert!(state.open_batch().is_none());
-        state
-            .record(Event::BatchCreated {
-                k: 1,
-                id: "BAT-2".into(),
-                first: 1,
-            })
-            .unwrap();
+        state.record(created(1, "BAT-2", 1)).unwrap();
         assert_eq!(state.open_batch().map(|(k, _)| k), Some(1));
-        assert!(state
-            .record(Event::BatchCreated {
-                k: 5,
-                id: "BAT-9".into(),
-                first: 2
-            })
-            .is_err());
+        assert!(state.record(created(5, "BAT-9", 2)).is_err());
     }
 }
