@@ -182,6 +182,11 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     assert_eq!(held(&svc, &co.key).await.1, FILES as u64);
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&state).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600);
+    // The API key is in no output and not in the state file.
+    let third_stderr = String::from_utf8_lossy(&third.stderr);
+    assert!(!std::fs::read_to_string(&state).unwrap().contains(&co.key));
+    assert!(!stderr.contains(&co.key) && !third_stderr.contains(&co.key));
+    assert!(!String::from_utf8_lossy(&report).contains(&co.key));
     eprintln!("450 documents deposited, killed at {at_kill}, resumed and reported in {elapsed:?}; the resumed run said:\n{stderr}");
 }
 
@@ -297,6 +302,7 @@ async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_
     assert!(stderr.contains("gave up after 2.0 s"), "{stderr}");
     assert!(stderr.contains("document_quota_exceeded"), "{stderr}");
     assert!(stderr.contains("run the same command again"), "{stderr}");
+    assert!(!stderr.contains(&co.key), "{stderr}");
     assert!(waited.elapsed() < Duration::from_secs(10), "{:?}", waited.elapsed());
     assert_eq!(deposits_recorded(&state), 0);
 
