@@ -29,6 +29,25 @@ struct Deposit<'a> {
     external_ref: &'a str,
 }
 
+/// Why a file is refused before anything is sent: the service would refuse it, or cannot have it.
+#[derive(Clone, Copy)]
+enum LocalRefusal {
+    /// Over the service's 10 MB.
+    TooLarge,
+    /// Gone or unreadable since the folder was listed.
+    Unreadable,
+}
+
+impl LocalRefusal {
+    /// The code recorded for it, in the state file and the report.
+    fn code(self) -> &'static str {
+        match self {
+            LocalRefusal::TooLarge => "document_too_large",
+            LocalRefusal::Unreadable => "unreadable_file",
+        }
+    }
+}
+
 /// What one try to deposit a file came to.
 enum Step {
     /// The file has its outcome (deposited or refused): on to the next.
@@ -39,13 +58,14 @@ enum Step {
     Wait(Duration),
 }
 
+/// One run's deposits, from where its state stands.
 pub struct Upload<'a> {
-    pub api: &'a Api,
-    pub dir: &'a Path,
-    pub state: &'a mut State,
-    pub progress: &'a Progress,
+    api: &'a Api,
+    dir: &'a Path,
+    state: &'a mut State,
+    progress: &'a Progress,
     /// How long a limit of the company (documents, volume, open batches) may hold before giving up.
-    pub limit_wait: Duration,
+    limit_wait: Duration,
     /// Since when a limit holds, and how many tries it refused.
     limited: Option<(Instant, u32)>,
 }
@@ -129,25 +149,11 @@ impl<'a> Upload<'a> {
     /// One try at depositing file `index` into batch `k`.
     async fn deposit(&mut self, index: usize, k: usize) -> Result<Step, DepositError> {
         let name = self.state.header.files[index].clone();
-        let path = self.dir.join(&name);
-        let bytes = match std::fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return self.refuse(index, "document_too_large"),
-            Ok(_) => std::fs::read(&path),
-            Err(e) => Err(e),
-        };
-        let Ok(bytes) = bytes else {
-            return self.refuse(index, "unreadable_file");
-        };
-        let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        drop(bytes);
         let what = format!("depositing {name}");
-        let deposit = Deposit {
-            document_category: &self.state.header.category,
-            document: &document,
-            external_ref: &name,
+        let body = match self.deposit_body(&name, &what)? {
+            Ok(body) => body,
+            Err(refusal) => return self.refuse(index, refusal.code()),
         };
-        let body = json_body(&what, &deposit)?;
-        drop(document);
         let path = format!("/api/v1/batches/{}/documents", self.state.batches[k].id);
         let key = self.state.key(Key::Doc(index));
         let answer = retry::post(self.api, &path, Some(&body), &key, &what).await?;
@@ -155,6 +161,33 @@ impl<'a> Upload<'a> {
             let item = success_id(&what, &answer)?;
             return self.deposited(index, k, item);
         }
+        self.not_taken(index, k, &what, &answer).await
+    }
+
+    /// The body that deposits file `name`, read only now; or why it is refused without sending it.
+    fn deposit_body(&self, name: &str, what: &str) -> Result<Result<Vec<u8>, LocalRefusal>, DepositError> {
+        let path = self.dir.join(name);
+        let bytes = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return Ok(Err(LocalRefusal::TooLarge)),
+            Ok(_) => std::fs::read(&path),
+            Err(e) => Err(e),
+        };
+        let Ok(bytes) = bytes else {
+            return Ok(Err(LocalRefusal::Unreadable));
+        };
+        let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        drop(bytes);
+        let deposit = Deposit {
+            document_category: &self.state.header.category,
+            document: &document,
+            external_ref: name,
+        };
+        json_body(what, &deposit).map(Ok)
+    }
+
+    /// What a deposit the service did not take comes to: a limit waited out, the batch closed and
+    /// the file kept for the next, or the file refused.
+    async fn not_taken(&mut self, index: usize, k: usize, what: &str, answer: &Answer) -> Result<Step, DepositError> {
         match (answer.status, answer.code()) {
             (429, Some(code @ (ErrorCode::DocumentQuotaExceeded | ErrorCode::VolumeQuotaExceeded))) => {
                 // What the batch holds is processed, then purged: that is what frees the company.
@@ -165,7 +198,7 @@ impl<'a> Upload<'a> {
                     ErrorCode::VolumeQuotaExceeded => "the company's pending file volume is at its limit",
                     _ => "the company holds 400 documents whose images are not yet purged",
                 };
-                Ok(Step::Wait(self.limit(&answer, why)?))
+                Ok(Step::Wait(self.limit(answer, why)?))
             }
             (429, Some(ErrorCode::BatchFull)) => {
                 self.close(k, Close::Submit).await?;
@@ -181,7 +214,7 @@ impl<'a> Upload<'a> {
                 let code = answer.error_code().map_or_else(|| answer.status.to_string(), str::to_owned);
                 self.refuse(index, &code)
             }
-            _ => Err(DepositError::refused(&what, &answer)),
+            _ => Err(DepositError::refused(what, answer)),
         }
     }
 
