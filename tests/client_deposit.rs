@@ -321,3 +321,49 @@ async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_
     assert!(rows.iter().all(|r| r["status"] == "succeeded"), "{rows:?}");
     assert_eq!(held(&svc, &co.key).await.1, 400 + 10 + 3);
 }
+
+/// The one case a key stays held: the service crashed (or was killed) mid-request, after claiming
+/// the key and before answering; it frees such a claim only after 10 minutes. Planted here as that
+/// crash leaves it, a claim with no answer in `sceau.db`, for the run's first step: the run waits
+/// 10 s for it, then stops saying so and that it can be resumed; once the claim is gone, it resumes.
+#[tokio::test]
+async fn a_key_left_claimed_by_a_crashed_service_stops_the_run_resumable() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let folder = TempDir::new("deposit-held");
+    for i in 0..2 {
+        std::fs::write(folder.0.join(format!("doc-{i}.png")), support::png(16, i)).unwrap();
+    }
+    let run = uuid::Uuid::new_v4().to_string();
+    let header = serde_json::json!({ "run": run, "category": "identite", "files": ["doc-0.png", "doc-1.png"] });
+    std::fs::write(folder.0.join(STATE), format!("{header}\n")).unwrap();
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    db.execute(
+        "INSERT INTO idempotency_keys (company_id, mode, key, created_at_ms) VALUES (?1, 'live', ?2, ?3)",
+        rusqlite::params![co.id, format!("{run}:batch:0"), now],
+    )
+    .unwrap();
+    let out = svc.dir.0.join("held.csv");
+
+    let stopped = deposit_command(&svc, &co.key, &folder.0, &out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("opening batch #1: the service still holds this step's idempotency key"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("run the same command again"), "{stderr}");
+    assert_eq!(held(&svc, &co.key).await.0.len(), 0, "nothing opened");
+
+    // The service frees the claim after 10 minutes: the run then resumes and ends.
+    db.execute("DELETE FROM idempotency_keys WHERE key = ?1", [format!("{run}:batch:0")])
+        .unwrap();
+    let resumed = deposit_command(&svc, &co.key, &folder.0, &out).output().unwrap();
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(held(&svc, &co.key).await.1, 2);
+}
