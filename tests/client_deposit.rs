@@ -1,7 +1,8 @@
 //! `sceau client deposit` through the real binary: a folder of 450 generated documents of about
 //! 100 KB deposited in three batches, the client killed (SIGKILL) about a third of the way and run
 //! again, which resumes without depositing anything twice and ends with a correct CSV; a third run
-//! deposits nothing more. Also its clear refusals: no folder, no key.
+//! deposits nothing more. Also its clear refusals (no folder, no key), a company limit waited out,
+//! and the stop on a key that a crashed service left claimed.
 
 mod support;
 
