@@ -54,6 +54,11 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         mode: caller.mode,
         key,
     };
+    run_to_the_end(state, held, parts, body, next).await
+}
+
+/// Claims the key, then replays, refuses or runs the request.
+async fn claim_and_run(state: AppState, held: HeldKey, parts: Parts, body: Body, next: Next) -> Response {
     let claimed = {
         let held = held.clone();
         let now = chrono::Utc::now();
@@ -67,7 +72,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         )
         .into_response(),
         Ok(Claim::Answered(remembered)) => replay(&state, &held, remembered, &parts, body).await,
-        Ok(Claim::Claimed) => run_to_the_end(state, held, parts, body, next).await,
+        Ok(Claim::Claimed) => run_and_remember(&state, held, parts, body, next).await,
     }
 }
 
@@ -137,12 +142,14 @@ async fn replay(state: &AppState, held: &HeldKey, remembered: Remembered, parts:
     response
 }
 
-/// Runs a claimed request in a task of its own, so it finishes and its answer is remembered even
-/// when the client hangs up first: a client killed or timed out mid-request retries with the same
-/// key and gets the answer replayed, where the dropped request would have left its key claimed (409
-/// for [`idempotency::ABANDONED_AFTER`]) with its work perhaps done.
+/// Claims the key and runs the request in a task of its own, so it finishes and its answer is
+/// remembered even when the client hangs up first: a client killed or timed out mid-request retries
+/// with the same key and gets the answer replayed, where the dropped request would have left its key
+/// claimed (409 for [`idempotency::ABANDONED_AFTER`]) with its work perhaps done. The claim is in the
+/// task too: the writer commits a claim once it is queued, so a client gone while it waited for the
+/// commit would leave the key claimed with no request to answer or release it.
 async fn run_to_the_end(state: AppState, held: HeldKey, parts: Parts, body: Body, next: Next) -> Response {
-    let task = async move { run_and_remember(&state, held, parts, body, next).await };
+    let task = async move { claim_and_run(state, held, parts, body, next).await };
     match tokio::spawn(task.in_current_span()).await {
         Ok(response) => response,
         Err(error) => ApiError::internal("idempotent request", error).into_response(),

@@ -18,6 +18,27 @@ pub enum ClientError {
     Refused { status: u16, body: String },
 }
 
+/// The error codes a client acts on rather than reports (`/work/shared/API.md`, errors); any other
+/// code is the caller's to report as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// 409: the key's first request has not ended yet.
+    IdempotencyKeyInUse,
+    /// 429: too many requests; `Retry-After` says when to try again.
+    RateLimited,
+    /// 429: the company holds 400 documents whose images are not purged yet.
+    DocumentQuotaExceeded,
+    /// 429: the company's pending file volume is at its limit.
+    VolumeQuotaExceeded,
+    /// 429: the company has 3 batches open.
+    TooManyOpenBatches,
+    /// 429: the batch holds its 200 documents.
+    BatchFull,
+    /// 409: the batch (or consultation) is not in a state that allows this.
+    InvalidState,
+}
+
 /// A client of one service, with one key; cheap to clone (the connection pool is shared).
 #[derive(Clone)]
 pub struct Api {
@@ -43,6 +64,11 @@ impl Answer {
     /// The error's machine code (`{"error": "…"}`), if the body has one.
     pub fn error_code(&self) -> Option<&str> {
         self.body["error"].as_str()
+    }
+
+    /// The error's code, when it is one a client acts on.
+    pub fn code(&self) -> Option<ErrorCode> {
+        serde_json::from_value(self.body["error"].clone()).ok()
     }
 
     /// The answer as `Refused`, for a caller that had no use for it.

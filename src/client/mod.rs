@@ -18,7 +18,8 @@ pub struct ClientArgs {
 enum ClientCommand {
     /// Deposits every file of a folder as batch documents (at most 200 a batch), resumable after an
     /// interruption, then reports each file's status, verdict, decision and consultation as CSV
-    /// or JSON. Reads SCEAU_API_KEY and SCEAU_URL (default http://127.0.0.1:8080).
+    /// or JSON. Reads SCEAU_API_KEY and SCEAU_URL (default http://127.0.0.1:8080). Exits 0 when
+    /// every file was deposited (with --wait, and every batch ended), 1 otherwise.
     Deposit(deposit::DepositArgs),
     /// A local webhook receiver: verifies each delivery's Standard Webhooks signature, prints the
     /// event, and optionally forwards it to your own server.

@@ -19,8 +19,8 @@ use super::api::{Answer, Api, ClientError};
 use crate::output;
 use files::FilesError;
 use progress::Progress;
-use report::Row;
-use state::{Outcome, State, StateError};
+use report::{FileStatus, Row};
+use state::{State, StateError};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -79,6 +79,11 @@ pub enum DepositError {
     State(#[from] StateError),
     #[error("{what}: no answer to use after {tries} tries (last: {last})")]
     GaveUp { what: String, tries: u32, last: String },
+    /// A key still claimed after 10 s was claimed by a request the service never finished
+    /// (it crashed or was restarted mid-request, with the work perhaps done); it frees such a key
+    /// after 10 minutes, and a resumed run then gets the first answer or does the step.
+    #[error("{what}: the service still holds this step's idempotency key, from a request it did not finish (restarted mid-request?); it frees it within 10 minutes")]
+    KeyHeld { what: String },
     #[error("{what}: the service answered {status} {body}")]
     Refused { what: String, status: u16, body: String },
     #[error("{what}: {why}")]
@@ -115,89 +120,69 @@ async fn execute(args: DepositArgs) -> Result<ExitCode, DepositError> {
     let names = files::list(&args.dir, &skipped)?;
     let api = Api::from_env()?;
     let mut state = State::open(&state_path, args.category.as_str(), &names)?;
-    let resumable = |source: DepositError| DepositError::Resumable {
-        source: Box::new(source),
-        state: state_path.clone(),
-    };
     let mut progress = Progress::new(names.len(), state.settled());
+    let outcome = deposit_and_read(&args, &api, &mut state, &mut progress).await;
+    let (batches, findings) = outcome.map_err(|source| DepositError::Resumable {
+        source: Box::new(source),
+        state: state_path,
+    })?;
+    progress.finish();
+    let rows = report::rows(&state, &batches, &findings);
+    write_report(&rows, args.out.as_ref(), args.json)?;
+    eprintln!(
+        "{} in {}, {}",
+        report::counts(&rows),
+        count(batches.len(), "batch", "batches"),
+        show_duration(started.elapsed())
+    );
+    Ok(exit_code(&rows, &batches, args.wait))
+}
+
+/// The run's steps up to the report: every file deposited, then the batches read (followed to
+/// their end with `--wait`, and the findings of each analysed document read).
+async fn deposit_and_read(
+    args: &DepositArgs,
+    api: &Api,
+    state: &mut State,
+    progress: &mut Progress,
+) -> Result<(Vec<wait::BatchView>, HashMap<String, wait::Findings>), DepositError> {
     if state.resumed {
         progress.note(&format!(
             "resuming run {} ({}): {} of {} files already done",
             state.header.run,
             state.path().display(),
             state.settled(),
-            names.len()
+            state.header.files.len()
         ));
     }
-    let deposited = upload::Upload::new(&api, &args.dir, &mut state, &progress, args.quota_wait)
-        .run()
-        .await;
-    deposited.map_err(resumable)?;
+    upload::Upload::new(api, &args.dir, state, progress, args.quota_wait).run().await?;
     progress.deposits_done();
-
     let batch_ids: Vec<String> = state.batches.iter().filter(|b| b.deposited > 0).map(|b| b.id.clone()).collect();
-    let (batches, findings) = if args.wait {
-        let batches = wait::until_over(&api, &batch_ids, &mut progress).await.map_err(resumable)?;
-        let analysed = batches.iter().flat_map(|b| &b.items).filter_map(|i| i.consultation_id.clone());
-        let findings = wait::findings(&api, analysed.collect()).await.map_err(resumable)?;
-        (batches, findings)
-    } else {
-        (wait::read(&api, &batch_ids).await.map_err(resumable)?, HashMap::new())
-    };
-    progress.finish();
-    let rows = rows(&state, &batches, &findings);
-    write_report(&rows, args.out.as_ref(), args.json)?;
-
-    let unfinished = batches.iter().filter(|b| b.status != "ended").count();
-    let batches_word = if batch_ids.len() == 1 { "batch" } else { "batches" };
-    eprintln!(
-        "{} in {} {batches_word}, {}",
-        report::counts(&rows),
-        batch_ids.len(),
-        show_duration(started.elapsed())
-    );
-    let refused = rows.iter().filter(|r| r.status == report::REFUSED).count();
-    if refused > 0 {
-        return Ok(output::fail(&format!("{refused} file(s) refused: their error is in the report")));
+    if !args.wait {
+        return Ok((wait::read(api, &batch_ids).await?, HashMap::new()));
     }
-    if args.wait && unfinished > 0 {
-        return Ok(output::fail(&format!("{unfinished} batch(es) canceled or expired before the end")));
-    }
-    Ok(ExitCode::SUCCESS)
+    let batches = wait::until_over(api, &batch_ids, progress).await?;
+    let analysed = batches.iter().flat_map(|b| &b.items).filter_map(|i| i.consultation_id.clone());
+    let findings = wait::findings(api, analysed.collect()).await?;
+    Ok((batches, findings))
 }
 
-/// One row per file of the run, in its order.
-fn rows(state: &State, batches: &[wait::BatchView], findings: &HashMap<String, wait::Findings>) -> Vec<Row> {
-    let items: HashMap<&str, &wait::ItemView> = batches.iter().flat_map(|b| &b.items).map(|i| (i.id.as_str(), i)).collect();
-    let files = state.header.files.iter().enumerate();
-    files
-        .map(|(index, file)| {
-            let mut row = Row {
-                file: file.clone(),
-                ..Row::default()
-            };
-            match state.outcomes.get(&index) {
-                Some(Outcome::Deposited { k, item }) => {
-                    row.batch_id = state.batches[*k].id.clone();
-                    row.item_id = item.clone();
-                    let view = items.get(item.as_str());
-                    row.status = view.map_or("unknown", |v| v.status.as_str()).to_owned();
-                    row.error = view.and_then(|v| v.error.clone()).unwrap_or_default();
-                    row.consultation_id = view.and_then(|v| v.consultation_id.clone()).unwrap_or_default();
-                    if let Some(found) = findings.get(&row.consultation_id) {
-                        row.verdict = found.verdict.clone().unwrap_or_default();
-                        row.decision = found.decision.clone().unwrap_or_default();
-                    }
-                }
-                Some(Outcome::Refused { code }) => {
-                    row.status = report::REFUSED.to_owned();
-                    row.error = code.clone();
-                }
-                None => row.status = "not_deposited".to_owned(),
-            }
-            row
-        })
-        .collect()
+/// 0 when every file was deposited and, with `--wait`, every batch ended; 1 with the reason
+/// otherwise (the report is written either way).
+fn exit_code(rows: &[Row], batches: &[wait::BatchView], waited: bool) -> ExitCode {
+    let refused = rows.iter().filter(|r| r.status == FileStatus::Refused).count();
+    if refused > 0 {
+        return output::fail(&format!("{refused} file(s) refused: their error is in the report"));
+    }
+    let unfinished = batches.iter().filter(|b| b.status != wait::BatchStatus::Ended).count();
+    if waited && unfinished > 0 {
+        return output::fail(&format!("{unfinished} batch(es) canceled or expired before the end"));
+    }
+    ExitCode::SUCCESS
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn write_report(rows: &[Row], out: Option<&PathBuf>, json: bool) -> Result<(), DepositError> {
@@ -211,11 +196,11 @@ fn write_report(rows: &[Row], out: Option<&PathBuf>, json: bool) -> Result<(), D
     }
     match out {
         Some(out) => std::fs::write(out, &buffer).map_err(|e| failed(e.to_string())),
-        // A reader that closes early (`| head`) is not an error of the command.
-        None => {
-            let _ = std::io::stdout().lock().write_all(&buffer);
-            Ok(())
-        }
+        None => match std::io::stdout().lock().write_all(&buffer) {
+            // A reader that closes early (`| head`) is not an error of the command.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(failed(e.to_string())),
+            _ => Ok(()),
+        },
     }
 }
 
@@ -249,74 +234,6 @@ fn show_duration(duration: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_file_gets_its_row_from_the_state_the_items_and_the_findings() {
-        let dir = std::env::temp_dir().join(format!("sceau-rows-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let names: Vec<String> = ["a.png", "b.txt", "c.png"].map(str::to_owned).to_vec();
-        let mut state = State::open(&dir.join(state::DEFAULT_NAME), "identite", &names).unwrap();
-        for event in [
-            state::Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            },
-            state::Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            },
-            state::Event::Refused {
-                index: 1,
-                code: "invalid_document".into(),
-            },
-            state::Event::Deposited {
-                index: 2,
-                k: 0,
-                item: "BTI-c".into(),
-            },
-        ] {
-            state.record(event).unwrap();
-        }
-        let item = |id: &str, status: &str, consultation: Option<&str>, error: Option<&str>| wait::ItemView {
-            id: id.into(),
-            status: status.into(),
-            consultation_id: consultation.map(str::to_owned),
-            error: error.map(str::to_owned),
-        };
-        let batch = wait::BatchView {
-            id: "BAT-1".into(),
-            status: "ended".into(),
-            counts: wait::Counts::default(),
-            items: vec![
-                item("BTI-c", "errored", None, Some("unreadable_document")),
-                item("BTI-a", "succeeded", Some("CSL-a"), None),
-            ],
-        };
-        let findings = HashMap::from([(
-            "CSL-a".to_owned(),
-            wait::Findings {
-                verdict: Some("conforme".into()),
-                decision: None,
-            },
-        )]);
-        let rows = rows(&state, &[batch], &findings);
-        let fields: Vec<[&str; 6]> = rows
-            .iter()
-            .map(|r| [&*r.file, &r.batch_id, &r.item_id, &r.status, &r.error, &r.verdict])
-            .collect();
-        assert_eq!(
-            fields,
-            [
-                ["a.png", "BAT-1", "BTI-a", "succeeded", "", "conforme"],
-                ["b.txt", "", "", "refused", "invalid_document", ""],
-                ["c.png", "BAT-1", "BTI-c", "errored", "unreadable_document", ""],
-            ]
-        );
-        assert_eq!(rows[0].consultation_id, "CSL-a");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn durations_read_with_their_unit() {

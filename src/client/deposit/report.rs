@@ -2,8 +2,10 @@
 //! batch item's status, or `refused` and why), and for an analysed document its verdict, decision
 //! and consultation; written as CSV or as a JSON array.
 
+use super::state::{Outcome, State};
+use super::wait::{BatchView, Findings, ItemStatus, ItemView};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 /// The CSV's columns, in order.
@@ -18,8 +20,36 @@ pub const COLUMNS: [&str; 8] = [
     "consultation_id",
 ];
 
-/// The status of a file the service never took.
-pub const REFUSED: &str = "refused";
+/// What became of a file: its batch item's state, or what the client knows of a file the service
+/// holds no item for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FileStatus {
+    Item(ItemStatus),
+    /// Refused, by the service or before sending: the row's `error` says why.
+    Refused,
+    /// No outcome recorded: the run stopped before this file.
+    #[default]
+    NotDeposited,
+    /// Deposited, but its batch no longer lists the item.
+    Unknown,
+}
+
+impl FileStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Item(status) => status.as_str(),
+            FileStatus::Refused => "refused",
+            FileStatus::NotDeposited => "not_deposited",
+            FileStatus::Unknown => "unknown",
+        }
+    }
+}
+
+impl Serialize for FileStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 /// One file's line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -28,7 +58,7 @@ pub struct Row {
     pub file: String,
     pub batch_id: String,
     pub item_id: String,
-    pub status: String,
+    pub status: FileStatus,
     pub error: String,
     pub verdict: String,
     pub decision: String,
@@ -41,13 +71,47 @@ impl Row {
             &self.file,
             &self.batch_id,
             &self.item_id,
-            &self.status,
+            self.status.as_str(),
             &self.error,
             &self.verdict,
             &self.decision,
             &self.consultation_id,
         ]
     }
+}
+
+/// One row per file of the run, in its order.
+pub fn rows(state: &State, batches: &[BatchView], findings: &HashMap<String, Findings>) -> Vec<Row> {
+    let items: HashMap<&str, &ItemView> = batches.iter().flat_map(|b| &b.items).map(|i| (i.id.as_str(), i)).collect();
+    let files = state.header.files.iter().enumerate();
+    files
+        .map(|(index, file)| {
+            let mut row = Row {
+                file: file.clone(),
+                ..Row::default()
+            };
+            match state.outcomes.get(&index) {
+                Some(Outcome::Deposited { k, item }) => {
+                    row.batch_id = state.batches[*k].id.clone();
+                    row.item_id = item.clone();
+                    let view = items.get(item.as_str());
+                    row.status = view.map_or(FileStatus::Unknown, |v| FileStatus::Item(v.status));
+                    row.error = view.and_then(|v| v.error.clone()).unwrap_or_default();
+                    row.consultation_id = view.and_then(|v| v.consultation_id.clone()).unwrap_or_default();
+                    if let Some(found) = findings.get(&row.consultation_id) {
+                        row.verdict = found.verdict.clone().unwrap_or_default();
+                        row.decision = found.decision.clone().unwrap_or_default();
+                    }
+                }
+                Some(Outcome::Refused { code }) => {
+                    row.status = FileStatus::Refused;
+                    row.error = code.clone();
+                }
+                None => row.status = FileStatus::NotDeposited,
+            }
+            row
+        })
+        .collect()
 }
 
 /// Writes `rows` as CSV, with a header line.
@@ -72,7 +136,7 @@ pub fn write_json(rows: &[Row], mut out: impl Write) -> std::io::Result<()> {
 pub fn counts(rows: &[Row]) -> String {
     let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
     for row in rows {
-        *by_status.entry(&row.status).or_default() += 1;
+        *by_status.entry(row.status.as_str()).or_default() += 1;
     }
     let parts: Vec<String> = by_status.iter().map(|(status, n)| format!("{n} {status}")).collect();
     format!("{} files: {}", rows.len(), parts.join(", "))
@@ -80,6 +144,8 @@ pub fn counts(rows: &[Row]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::state::{Event, DEFAULT_NAME};
+    use super::super::wait::{BatchStatus, Counts};
     use super::*;
 
     fn rows() -> Vec<Row> {
@@ -88,18 +154,86 @@ mod tests {
                 file: "a, \"b\".png".into(),
                 batch_id: "BAT-1".into(),
                 item_id: "BTI-1".into(),
-                status: "succeeded".into(),
+                status: FileStatus::Item(ItemStatus::Succeeded),
                 verdict: "conforme".into(),
                 consultation_id: "CSL-1".into(),
                 ..Row::default()
             },
             Row {
                 file: "c.png".into(),
-                status: REFUSED.into(),
+                status: FileStatus::Refused,
                 error: "invalid_document".into(),
                 ..Row::default()
             },
         ]
+    }
+
+    #[test]
+    fn each_file_gets_its_row_from_the_state_the_items_and_the_findings() {
+        let dir = std::env::temp_dir().join(format!("sceau-rows-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names: Vec<String> = ["a.png", "b.txt", "c.png"].map(str::to_owned).to_vec();
+        let mut state = State::open(&dir.join(DEFAULT_NAME), "identite", &names).unwrap();
+        for event in [
+            Event::BatchCreated {
+                k: 0,
+                id: "BAT-1".into(),
+                first: 0,
+            },
+            Event::Deposited {
+                index: 0,
+                k: 0,
+                item: "BTI-a".into(),
+            },
+            Event::Refused {
+                index: 1,
+                code: "invalid_document".into(),
+            },
+            Event::Deposited {
+                index: 2,
+                k: 0,
+                item: "BTI-c".into(),
+            },
+        ] {
+            state.record(event).unwrap();
+        }
+        let item = |id: &str, status: ItemStatus, consultation: Option<&str>, error: Option<&str>| ItemView {
+            id: id.into(),
+            status,
+            consultation_id: consultation.map(str::to_owned),
+            error: error.map(str::to_owned),
+        };
+        let batch = BatchView {
+            id: "BAT-1".into(),
+            status: BatchStatus::Ended,
+            counts: Counts::default(),
+            items: vec![
+                item("BTI-c", ItemStatus::Errored, None, Some("unreadable_document")),
+                item("BTI-a", ItemStatus::Succeeded, Some("CSL-a"), None),
+            ],
+        };
+        let findings = HashMap::from([(
+            "CSL-a".to_owned(),
+            Findings {
+                verdict: Some("conforme".into()),
+                decision: None,
+            },
+        )]);
+        let rows = super::rows(&state, &[batch], &findings);
+        let fields: Vec<[&str; 6]> = rows
+            .iter()
+            .map(|r| [&*r.file, &r.batch_id, &r.item_id, r.status.as_str(), &r.error, &r.verdict])
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                ["a.png", "BAT-1", "BTI-a", "succeeded", "", "conforme"],
+                ["b.txt", "", "", "refused", "invalid_document", ""],
+                ["c.png", "BAT-1", "BTI-c", "errored", "unreadable_document", ""],
+            ]
+        );
+        assert_eq!(rows[0].consultation_id, "CSL-a");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

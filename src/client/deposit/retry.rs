@@ -1,78 +1,49 @@
 //! One call to the API, retried for what a retry can mend: the network or the service failing
-//! (5xx), a `rate_limited` answer (after its `Retry-After`), a key still held by a request in
+//! (5xx), a `rate_limited` answer (after its `Retry-After`), a key held by a request still in
 //! flight. Every POST carries its idempotency key, so a retry never does the work twice. Any other
 //! answer goes back to the caller, which knows what it means for its step.
-//!
-//! A key stays held after its request died with a killed client: the service frees such a claim
-//! only after 10 minutes. When a key is still held after a few seconds, the step asks the service
-//! whether the dead request did its work (the item is in the batch, the batch is open, submitted);
-//! if it did not, the step is posted again under the key with a suffix (`…:2`, `…:3`).
 
 use super::DepositError;
-use crate::client::api::{Answer, Api, ClientError};
+use crate::client::api::{Answer, Api, ClientError, ErrorCode};
+use serde::de::DeserializeOwned;
 use std::time::Duration;
 
 /// Failed attempts (network, 5xx) before giving up: about 15 s of backoff in all.
 const FAILURE_TRIES: u32 = 6;
 /// Waits for the rate limit before giving up.
 const RATE_LIMITED_TRIES: u32 = 60;
-/// Waits for a key held by a request in flight before asking whether that request is a dead one's.
-const HELD_KEY_TRIES: u32 = 6;
-/// Keys of one step found held by dead requests before giving up.
-const STALE_KEYS: u32 = 5;
-
-/// What posting a step came to.
-pub enum Posted<T> {
-    /// The service's answer to the step.
-    Answer(Answer),
-    /// The step's key was held by the request of a killed run, which had done the work: its result.
-    DoneBefore(T),
-}
-
-/// POSTs a step under `key`; while the key is held by a request that never ends, `done_before`
-/// says whether that request did the work (its result) or not (the step goes again under the key
-/// with a suffix).
-pub async fn post_step<T>(
-    api: &Api,
-    key: &str,
-    path: &str,
-    body: Option<&[u8]>,
-    what: &str,
-    done_before: impl AsyncFn() -> Result<Option<T>, DepositError>,
-) -> Result<Posted<T>, DepositError> {
-    for stale in 0..STALE_KEYS {
-        let key = if stale == 0 {
-            key.to_owned()
-        } else {
-            format!("{key}:{}", stale + 1)
-        };
-        let answer = post(api, path, body, &key, what).await?;
-        if !is_held(&answer) {
-            return Ok(Posted::Answer(answer));
-        }
-        if let Some(result) = done_before().await? {
-            return Ok(Posted::DoneBefore(result));
-        }
-    }
-    Err(DepositError::GaveUp {
-        what: what.to_owned(),
-        tries: STALE_KEYS,
-        last: "idempotency_key_in_use".to_owned(),
-    })
-}
-
-fn is_held(answer: &Answer) -> bool {
-    answer.status == 409 && answer.error_code() == Some("idempotency_key_in_use")
-}
+/// Waits for a key held by a request in flight: up to 10 s. The service claims a key and runs its
+/// request to the end in a task of its own, even when the client is gone, so a resumed run's retry
+/// gets the killed run's answer replayed within milliseconds. A key held longer was claimed by a
+/// request the service itself never finished (it crashed mid-request), which it frees after
+/// 10 minutes: the run stops, resumable, rather than guess whether that request did its work.
+const HELD_KEY_TRIES: u32 = 20;
+const HELD_KEY_PAUSE: Duration = Duration::from_millis(500);
 
 /// POSTs `body` (None: none) to `path` under `key`; `what` names the step in messages.
 pub async fn post(api: &Api, path: &str, body: Option<&[u8]>, key: &str, what: &str) -> Result<Answer, DepositError> {
     call(what, || api.post_raw(path, body.map(<[u8]>::to_vec), key)).await
 }
 
-/// GETs `path`; `what` names the step in messages.
-pub async fn get(api: &Api, path: &str, what: &str) -> Result<Answer, DepositError> {
-    call(what, || api.get(path)).await
+/// GETs `path` and reads its 2xx answer as `T`; `what` names the step in messages.
+pub async fn get<T: DeserializeOwned>(api: &Api, path: &str, what: &str) -> Result<T, DepositError> {
+    let answer = call(what, || api.get(path)).await?;
+    if !answer.is_success() {
+        return Err(DepositError::refused(what, &answer));
+    }
+    serde_json::from_value(answer.body).map_err(|e| DepositError::Unexpected {
+        what: what.to_owned(),
+        why: e.to_string(),
+    })
+}
+
+/// How a retried answer is waited for: the pause before the next try and how many tries at most.
+fn retried(answer: &Answer) -> Option<(Duration, u32)> {
+    match answer.code() {
+        Some(ErrorCode::IdempotencyKeyInUse) => Some((HELD_KEY_PAUSE, HELD_KEY_TRIES)),
+        Some(ErrorCode::RateLimited) => Some((answer.retry_after.unwrap_or(Duration::from_secs(1)), RATE_LIMITED_TRIES)),
+        _ => None,
+    }
 }
 
 async fn call<F, Fut>(what: &str, mut attempt: F) -> Result<Answer, DepositError>
@@ -80,30 +51,17 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Answer, ClientError>>,
 {
-    let (mut failures, mut held, mut limited) = (0, 0, 0);
+    let (mut failures, mut waits) = (0, 0);
     loop {
         let last = match attempt().await {
             Ok(answer) if answer.status >= 500 => answer.refused().to_string(),
             Ok(answer) => {
-                let (pause, tries, most) = if is_held(&answer) {
-                    (Duration::from_millis(500), &mut held, HELD_KEY_TRIES)
-                } else if answer.status == 429 && answer.error_code() == Some("rate_limited") {
-                    let pause = answer.retry_after.unwrap_or(Duration::from_secs(1));
-                    (pause, &mut limited, RATE_LIMITED_TRIES)
-                } else {
+                let Some((pause, most)) = retried(&answer) else {
                     return Ok(answer);
                 };
-                *tries += 1;
-                if *tries >= most {
-                    // A key still held goes back to the step, which knows how to ask about it.
-                    if is_held(&answer) {
-                        return Ok(answer);
-                    }
-                    return Err(DepositError::GaveUp {
-                        what: what.to_owned(),
-                        tries: *tries,
-                        last: answer.refused().to_string(),
-                    });
+                waits += 1;
+                if waits >= most {
+                    return Err(gave_up(what, waits, &answer));
                 }
                 tokio::time::sleep(pause).await;
                 continue;
@@ -120,6 +78,17 @@ where
             });
         }
         tokio::time::sleep(backoff(failures)).await;
+    }
+}
+
+fn gave_up(what: &str, tries: u32, answer: &Answer) -> DepositError {
+    match answer.code() {
+        Some(ErrorCode::IdempotencyKeyInUse) => DepositError::KeyHeld { what: what.to_owned() },
+        _ => DepositError::GaveUp {
+            what: what.to_owned(),
+            tries,
+            last: answer.refused().to_string(),
+        },
     }
 }
 

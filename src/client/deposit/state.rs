@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read as _, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The name of the state file in the folder, when `--state` does not choose one.
@@ -54,6 +54,19 @@ pub enum Event {
     Canceled { k: usize },
 }
 
+/// The steps of a run that POST, each under an idempotency key of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Key {
+    /// Opening batch k.
+    Batch(usize),
+    /// Depositing file `index` (whichever batch it goes to).
+    Doc(usize),
+    /// Submitting batch k.
+    Submit(usize),
+    /// Canceling batch k.
+    Cancel(usize),
+}
+
 /// What a file became.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -97,6 +110,8 @@ impl State {
             .mode(0o600)
             .open(path)
             .map_err(io)?;
+        // 0600 whatever the file was made with: it names the folder's files and the run's keys.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         // One run at a time on a state: a second would post the same steps beside the first.
         // The lock goes with the process, so a killed run leaves none behind.
         match file.try_lock() {
@@ -259,9 +274,15 @@ impl State {
         self.outcomes.len()
     }
 
-    /// The idempotency key of step `what` number `n` of this run.
-    pub fn key(&self, what: &str, n: usize) -> String {
-        format!("{}:{what}:{n}", self.header.run)
+    /// The idempotency key of a step of this run: the same on every run that resumes it.
+    pub fn key(&self, step: Key) -> String {
+        let run = &self.header.run;
+        match step {
+            Key::Batch(k) => format!("{run}:batch:{k}"),
+            Key::Doc(index) => format!("{run}:doc:{index}"),
+            Key::Submit(k) => format!("{run}:submit:{k}"),
+            Key::Cancel(k) => format!("{run}:cancel:{k}"),
+        }
     }
 }
 
@@ -288,6 +309,18 @@ mod tests {
         }
     }
 
+    fn created(k: usize, id: &str, first: usize) -> Event {
+        Event::BatchCreated { k, id: id.into(), first }
+    }
+
+    fn deposited(index: usize, k: usize, item: &str) -> Event {
+        Event::Deposited {
+            index,
+            k,
+            item: item.into(),
+        }
+    }
+
     fn files(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("doc-{i:03}.png")).collect()
     }
@@ -298,20 +331,8 @@ mod tests {
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert!(!state.resumed);
         let run = state.header.run.clone();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         state
             .record(Event::Refused {
                 index: 1,
@@ -333,8 +354,7 @@ mod tests {
                 code: "invalid_document".into()
             }
         );
-        assert_eq!(state.key("doc", 2), format!("{run}:doc:2"));
-        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(state.key(Key::Doc(2)), format!("{run}:doc:2"));
         let mode = std::fs::metadata(dir.state()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }
@@ -343,20 +363,8 @@ mod tests {
     fn a_last_line_cut_short_is_dropped_and_the_file_goes_on_cleanly() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         drop(state);
         // Killed in the middle of the next line.
         let mut file = OpenOptions::new().append(true).open(dir.state()).unwrap();
@@ -365,13 +373,7 @@ mod tests {
 
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert_eq!(state.next_index(), 1, "the cut line records nothing");
-        state
-            .record(Event::Deposited {
-                index: 1,
-                k: 0,
-                item: "BTI-b".into(),
-            })
-            .unwrap();
+        state.record(deposited(1, 0, "BTI-b")).unwrap();
         drop(state);
         let state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert_eq!(state.next_index(), 2);
@@ -400,19 +402,23 @@ mod tests {
     fn a_damaged_line_in_the_middle_is_an_error_not_a_silent_restart() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
         drop(state);
         let mut file = OpenOptions::new().append(true).open(dir.state()).unwrap();
         file.write_all(b"not json\n{\"event\":\"submitted\",\"k\":0}\n").unwrap();
         drop(file);
         let error = State::open(&dir.state(), "identite", &files(3)).unwrap_err();
         assert!(matches!(error, StateError::Damaged { line: 3, .. }), "{error}");
+    }
+
+    #[test]
+    fn the_state_file_is_the_owners_alone_even_when_it_was_made_readable() {
+        let dir = Dir::new();
+        drop(State::open(&dir.state(), "identite", &files(3)).unwrap());
+        std::fs::set_permissions(dir.state(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(State::open(&dir.state(), "identite", &files(3)).unwrap());
+        let mode = std::fs::metadata(dir.state()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]
@@ -429,36 +435,12 @@ mod tests {
     fn a_closed_batch_is_not_the_open_one() {
         let dir = Dir::new();
         let mut state = State::open(&dir.state(), "identite", &files(3)).unwrap();
-        state
-            .record(Event::BatchCreated {
-                k: 0,
-                id: "BAT-1".into(),
-                first: 0,
-            })
-            .unwrap();
-        state
-            .record(Event::Deposited {
-                index: 0,
-                k: 0,
-                item: "BTI-a".into(),
-            })
-            .unwrap();
+        state.record(created(0, "BAT-1", 0)).unwrap();
+        state.record(deposited(0, 0, "BTI-a")).unwrap();
         state.record(Event::Submitted { k: 0 }).unwrap();
         assert!(state.open_batch().is_none());
-        state
-            .record(Event::BatchCreated {
-                k: 1,
-                id: "BAT-2".into(),
-                first: 1,
-            })
-            .unwrap();
+        state.record(created(1, "BAT-2", 1)).unwrap();
         assert_eq!(state.open_batch().map(|(k, _)| k), Some(1));
-        assert!(state
-            .record(Event::BatchCreated {
-                k: 5,
-                id: "BAT-9".into(),
-                first: 2
-            })
-            .is_err());
+        assert!(state.record(created(5, "BAT-9", 2)).is_err());
     }
 }

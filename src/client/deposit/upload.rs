@@ -5,10 +5,11 @@
 
 use super::files::MAX_DOCUMENT_BYTES;
 use super::progress::Progress;
-use super::retry::{self, Posted};
-use super::state::{Event, State};
+use super::retry;
+use super::state::{Event, Key, State};
+use super::wait::{self, BatchStatus};
 use super::DepositError;
-use crate::client::api::{Answer, Api};
+use crate::client::api::{Answer, Api, ErrorCode};
 use base64::Engine as _;
 use serde::Serialize;
 use std::path::Path;
@@ -28,6 +29,25 @@ struct Deposit<'a> {
     external_ref: &'a str,
 }
 
+/// Why a file is refused before anything is sent: the service would refuse it, or cannot have it.
+#[derive(Clone, Copy)]
+enum LocalRefusal {
+    /// Over the service's 10 MB.
+    TooLarge,
+    /// Gone or unreadable since the folder was listed.
+    Unreadable,
+}
+
+impl LocalRefusal {
+    /// The code recorded for it, in the state file and the report.
+    fn code(self) -> &'static str {
+        match self {
+            LocalRefusal::TooLarge => "document_too_large",
+            LocalRefusal::Unreadable => "unreadable_file",
+        }
+    }
+}
+
 /// What one try to deposit a file came to.
 enum Step {
     /// The file has its outcome (deposited or refused): on to the next.
@@ -38,13 +58,14 @@ enum Step {
     Wait(Duration),
 }
 
+/// One run's deposits, from where its state stands.
 pub struct Upload<'a> {
-    pub api: &'a Api,
-    pub dir: &'a Path,
-    pub state: &'a mut State,
-    pub progress: &'a Progress,
+    api: &'a Api,
+    dir: &'a Path,
+    state: &'a mut State,
+    progress: &'a Progress,
     /// How long a limit of the company (documents, volume, open batches) may hold before giving up.
-    pub limit_wait: Duration,
+    limit_wait: Duration,
     /// Since when a limit holds, and how many tries it refused.
     limited: Option<(Instant, u32)>,
 }
@@ -72,7 +93,7 @@ impl<'a> Upload<'a> {
             let k = match self.state.open_batch() {
                 Some((k, batch)) if batch.deposited < BATCH_SIZE => k,
                 Some((k, _)) => {
-                    self.submit(k).await?;
+                    self.close(k, Close::Submit).await?;
                     continue;
                 }
                 None => match self.create_batch(index).await? {
@@ -88,8 +109,8 @@ impl<'a> Upload<'a> {
         }
         self.progress.waiting("");
         match self.state.open_batch() {
-            Some((k, batch)) if batch.deposited > 0 => self.submit(k).await,
-            Some((k, _)) => self.cancel(k).await,
+            Some((k, batch)) if batch.deposited > 0 => self.close(k, Close::Submit).await,
+            Some((k, _)) => self.close(k, Close::Cancel).await,
             None => Ok(()),
         }
     }
@@ -100,12 +121,7 @@ impl<'a> Upload<'a> {
         let Some((k, batch)) = self.state.open_batch() else {
             return Ok(());
         };
-        let what = format!("reading batch {}", batch.id);
-        let answer = retry::get(self.api, &format!("/api/v1/batches/{}", batch.id), &what).await?;
-        if !answer.is_success() {
-            return Err(DepositError::refused(&what, &answer));
-        }
-        if answer.body["status"].as_str() != Some("open") {
+        if wait::read_one(self.api, &batch.id).await?.status != BatchStatus::Open {
             self.state.record(Event::Submitted { k })?;
         }
         Ok(())
@@ -115,19 +131,11 @@ impl<'a> Upload<'a> {
     async fn create_batch(&mut self, first: usize) -> Result<Option<usize>, DepositError> {
         let k = self.state.batches.len();
         let external_ref = format!("sceau client deposit {} #{}", self.state.header.run, k + 1);
-        let body = serde_json::to_vec(&serde_json::json!({ "externalRef": external_ref })).unwrap_or_default();
         let what = format!("opening batch #{}", k + 1);
-        let api = self.api;
-        let found = async || find_batch(api, &external_ref).await;
-        let key = self.state.key("batch", k);
-        let answer = match retry::post_step(api, &key, "/api/v1/batches", Some(&body), &what, found).await? {
-            Posted::Answer(answer) => answer,
-            Posted::DoneBefore(id) => {
-                self.state.record(Event::BatchCreated { k, id, first })?;
-                return Ok(Some(k));
-            }
-        };
-        if answer.status == 429 && answer.error_code() == Some("too_many_open_batches") {
+        let body = json_body(&what, &serde_json::json!({ "externalRef": external_ref }))?;
+        let key = self.state.key(Key::Batch(k));
+        let answer = retry::post(self.api, "/api/v1/batches", Some(&body), &key, &what).await?;
+        if answer.code() == Some(ErrorCode::TooManyOpenBatches) {
             let pause = self.limit(&answer, "3 batches of the company are open")?;
             tokio::time::sleep(pause).await;
             return Ok(None);
@@ -141,72 +149,72 @@ impl<'a> Upload<'a> {
     /// One try at depositing file `index` into batch `k`.
     async fn deposit(&mut self, index: usize, k: usize) -> Result<Step, DepositError> {
         let name = self.state.header.files[index].clone();
-        let path = self.dir.join(&name);
-        let bytes = match std::fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return self.refuse(index, "document_too_large"),
-            Ok(_) => std::fs::read(&path),
-            Err(e) => Err(e),
-        };
-        let Ok(bytes) = bytes else {
-            return self.refuse(index, "unreadable_file");
-        };
-        let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        drop(bytes);
-        let body = serde_json::to_vec(&Deposit {
-            document_category: &self.state.header.category,
-            document: &document,
-            external_ref: &name,
-        })
-        .unwrap_or_default();
-        drop(document);
-        let batch = self.state.batches[k].id.clone();
         let what = format!("depositing {name}");
-        let path = format!("/api/v1/batches/{batch}/documents");
-        let api = self.api;
-        let found = async || find_item(api, &batch, &name).await;
-        let key = self.state.key("doc", index);
-        let answer = match retry::post_step(api, &key, &path, Some(&body), &what, found).await? {
-            Posted::Answer(answer) => answer,
-            Posted::DoneBefore(item) => {
-                self.progress.note(&format!("{name}: deposited by the interrupted run as {item}"));
-                return self.deposited(index, k, item);
-            }
+        let body = match self.deposit_body(&name, &what)? {
+            Ok(body) => body,
+            Err(refusal) => return self.refuse(index, refusal.code()),
         };
+        let path = format!("/api/v1/batches/{}/documents", self.state.batches[k].id);
+        let key = self.state.key(Key::Doc(index));
+        let answer = retry::post(self.api, &path, Some(&body), &key, &what).await?;
         if answer.is_success() {
             let item = success_id(&what, &answer)?;
             return self.deposited(index, k, item);
         }
-        match (answer.status, answer.error_code().unwrap_or_default()) {
-            (429, "document_quota_exceeded" | "volume_quota_exceeded") => {
+        self.not_taken(index, k, &what, &answer).await
+    }
+
+    /// The body that deposits file `name`, read only now; or why it is refused without sending it.
+    fn deposit_body(&self, name: &str, what: &str) -> Result<Result<Vec<u8>, LocalRefusal>, DepositError> {
+        let path = self.dir.join(name);
+        let bytes = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return Ok(Err(LocalRefusal::TooLarge)),
+            Ok(_) => std::fs::read(&path),
+            Err(e) => Err(e),
+        };
+        let Ok(bytes) = bytes else {
+            return Ok(Err(LocalRefusal::Unreadable));
+        };
+        let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        drop(bytes);
+        let deposit = Deposit {
+            document_category: &self.state.header.category,
+            document: &document,
+            external_ref: name,
+        };
+        json_body(what, &deposit).map(Ok)
+    }
+
+    /// What a deposit the service did not take comes to: a limit waited out, the batch closed and
+    /// the file kept for the next, or the file refused.
+    async fn not_taken(&mut self, index: usize, k: usize, what: &str, answer: &Answer) -> Result<Step, DepositError> {
+        match (answer.status, answer.code()) {
+            (429, Some(code @ (ErrorCode::DocumentQuotaExceeded | ErrorCode::VolumeQuotaExceeded))) => {
                 // What the batch holds is processed, then purged: that is what frees the company.
                 if self.state.batches[k].deposited > 0 {
-                    self.submit(k).await?;
+                    self.close(k, Close::Submit).await?;
                 }
-                let why = match answer.error_code() {
-                    Some("volume_quota_exceeded") => "the company's pending file volume is at its limit",
+                let why = match code {
+                    ErrorCode::VolumeQuotaExceeded => "the company's pending file volume is at its limit",
                     _ => "the company holds 400 documents whose images are not yet purged",
                 };
-                Ok(Step::Wait(self.limit(&answer, why)?))
+                Ok(Step::Wait(self.limit(answer, why)?))
             }
-            (429, "batch_full") => {
-                self.submit(k).await?;
+            (429, Some(ErrorCode::BatchFull)) => {
+                self.close(k, Close::Submit).await?;
                 Ok(Step::BatchClosed)
             }
             // Closed by someone else (canceled, expired): the file's key now answers that.
-            (409, "invalid_state") => {
+            (409, Some(ErrorCode::InvalidState)) => {
                 self.state.record(Event::Submitted { k })?;
                 self.refuse(index, "invalid_state")
             }
             // What is wrong with this file (or its key reused for other content).
-            (400 | 413 | 422, code) => {
-                let code = if code.is_empty() {
-                    answer.status.to_string()
-                } else {
-                    code.to_owned()
-                };
+            (400 | 413 | 422, _) => {
+                let code = answer.error_code().map_or_else(|| answer.status.to_string(), str::to_owned);
                 self.refuse(index, &code)
             }
-            _ => Err(DepositError::refused(&what, &answer)),
+            _ => Err(DepositError::refused(what, answer)),
         }
     }
 
@@ -248,39 +256,39 @@ impl<'a> Upload<'a> {
         Ok(pause.min(left).max(Duration::from_millis(100)))
     }
 
-    async fn submit(&mut self, k: usize) -> Result<(), DepositError> {
+    /// Closes batch k, recording it once the service took it (or had it closed already: a
+    /// batch of the run closed by someone else takes no more deposits either way).
+    async fn close(&mut self, k: usize, close: Close) -> Result<(), DepositError> {
         let id = self.state.batches[k].id.clone();
-        let what = format!("submitting batch {id}");
-        let path = format!("/api/v1/batches/{id}/submit");
-        let api = self.api;
-        let closed = async || is_closed(api, &id).await;
-        let answer = match retry::post_step(api, &self.state.key("submit", k), &path, None, &what, closed).await? {
-            Posted::Answer(answer) => answer,
-            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Submitted { k })?),
+        let (what, path, key, event) = match close {
+            Close::Submit => ("submitting batch", "submit", Key::Submit(k), Event::Submitted { k }),
+            Close::Cancel => ("canceling the empty batch", "cancel", Key::Cancel(k), Event::Canceled { k }),
         };
-        match (answer.status, answer.error_code()) {
-            // Already closed: no more deposits go there either way.
-            (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Submitted { k })?),
-            _ => Err(DepositError::refused(&what, &answer)),
+        let what = format!("{what} {id}");
+        let path = format!("/api/v1/batches/{id}/{path}");
+        let answer = retry::post(self.api, &path, None, &self.state.key(key), &what).await?;
+        if answer.is_success() || answer.code() == Some(ErrorCode::InvalidState) {
+            return Ok(self.state.record(event)?);
         }
+        Err(DepositError::refused(&what, &answer))
     }
+}
 
-    /// A batch left empty (every file meant for it refused) is canceled, not left open for 24 h.
-    async fn cancel(&mut self, k: usize) -> Result<(), DepositError> {
-        let id = self.state.batches[k].id.clone();
-        let what = format!("canceling the empty batch {id}");
-        let path = format!("/api/v1/batches/{id}/cancel");
-        let api = self.api;
-        let closed = async || is_closed(api, &id).await;
-        let answer = match retry::post_step(api, &self.state.key("cancel", k), &path, None, &what, closed).await? {
-            Posted::Answer(answer) => answer,
-            Posted::DoneBefore(()) => return Ok(self.state.record(Event::Canceled { k })?),
-        };
-        match (answer.status, answer.error_code()) {
-            (200..=299, _) | (409, Some("invalid_state")) => Ok(self.state.record(Event::Canceled { k })?),
-            _ => Err(DepositError::refused(&what, &answer)),
-        }
-    }
+/// How a batch of the run is closed.
+#[derive(Clone, Copy)]
+enum Close {
+    /// Its documents go to processing.
+    Submit,
+    /// Left empty (every file meant for it refused): canceled, not left open for 24 h.
+    Cancel,
+}
+
+/// `value` as a request body.
+fn json_body(what: &str, value: &impl Serialize) -> Result<Vec<u8>, DepositError> {
+    serde_json::to_vec(value).map_err(|e| DepositError::Unexpected {
+        what: what.to_owned(),
+        why: e.to_string(),
+    })
 }
 
 /// The `id` of a 2xx answer.
@@ -289,40 +297,4 @@ fn success_id(what: &str, answer: &Answer) -> Result<String, DepositError> {
         Some(id) if answer.is_success() => Ok(id.to_owned()),
         _ => Err(DepositError::refused(what, answer)),
     }
-}
-
-/// Batch `batch` as the service has it, as JSON.
-async fn read_batch(api: &Api, batch: &str) -> Result<serde_json::Value, DepositError> {
-    let what = format!("reading batch {batch}");
-    let answer = retry::get(api, &format!("/api/v1/batches/{batch}"), &what).await?;
-    if !answer.is_success() {
-        return Err(DepositError::refused(&what, &answer));
-    }
-    Ok(answer.body)
-}
-
-/// The item of `batch` deposited as `name`, if a dead request deposited it.
-async fn find_item(api: &Api, batch: &str, name: &str) -> Result<Option<String>, DepositError> {
-    let batch = read_batch(api, batch).await?;
-    let items = batch["items"].as_array().into_iter().flatten();
-    let mut found = items.filter(|item| item["externalRef"].as_str() == Some(name));
-    Ok(found.next().and_then(|item| item["id"].as_str()).map(str::to_owned))
-}
-
-/// Whether `batch` takes no more deposits (a dead request submitted or canceled it).
-async fn is_closed(api: &Api, batch: &str) -> Result<Option<()>, DepositError> {
-    let batch = read_batch(api, batch).await?;
-    Ok((batch["status"].as_str() != Some("open")).then_some(()))
-}
-
-/// The batch opened as `external_ref`, if a dead request opened it (among the 100 latest).
-async fn find_batch(api: &Api, external_ref: &str) -> Result<Option<String>, DepositError> {
-    let what = "listing the batches";
-    let answer = retry::get(api, "/api/v1/batches?limit=100", what).await?;
-    if !answer.is_success() {
-        return Err(DepositError::refused(what, &answer));
-    }
-    let batches = answer.body["data"].as_array().into_iter().flatten();
-    let mut found = batches.filter(|b| b["externalRef"].as_str() == Some(external_ref));
-    Ok(found.next().and_then(|b| b["id"].as_str()).map(str::to_owned))
 }

@@ -21,7 +21,7 @@ const CONCURRENT_READS: usize = 4;
 #[serde(rename_all = "camelCase")]
 pub struct BatchView {
     pub id: String,
-    pub status: String,
+    pub status: BatchStatus,
     #[serde(default)]
     pub counts: Counts,
     #[serde(default)]
@@ -43,9 +43,49 @@ pub struct Counts {
 #[serde(rename_all = "camelCase")]
 pub struct ItemView {
     pub id: String,
-    pub status: String,
+    pub status: ItemStatus,
     pub consultation_id: Option<String>,
     pub error: Option<String>,
+}
+
+/// A batch's state, as the service names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchStatus {
+    /// Being filled: it takes deposits.
+    Open,
+    /// Submitted, being processed.
+    InProgress,
+    Ended,
+    Canceled,
+    Expired,
+}
+
+/// A batch document's state, as the service names it (`uploading` while its file arrives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Uploading,
+    Pending,
+    Processing,
+    Succeeded,
+    Errored,
+    Canceled,
+    Expired,
+}
+
+impl ItemStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Uploading => "uploading",
+            ItemStatus::Pending => "pending",
+            ItemStatus::Processing => "processing",
+            ItemStatus::Succeeded => "succeeded",
+            ItemStatus::Errored => "errored",
+            ItemStatus::Canceled => "canceled",
+            ItemStatus::Expired => "expired",
+        }
+    }
 }
 
 /// A consultation's findings for the report.
@@ -58,7 +98,7 @@ pub struct Findings {
 impl BatchView {
     /// Whether the batch will change no more.
     pub fn is_over(&self) -> bool {
-        matches!(self.status.as_str(), "ended" | "canceled" | "expired")
+        matches!(self.status, BatchStatus::Ended | BatchStatus::Canceled | BatchStatus::Expired)
     }
 
     /// Its documents out of pending and processing.
@@ -94,13 +134,9 @@ pub async fn until_over(api: &Api, ids: &[String], progress: &mut Progress) -> R
     }
 }
 
-async fn read_one(api: &Api, id: &str) -> Result<BatchView, DepositError> {
-    let what = format!("reading batch {id}");
-    let answer = retry::get(api, &format!("/api/v1/batches/{id}"), &what).await?;
-    if !answer.is_success() {
-        return Err(DepositError::refused(&what, &answer));
-    }
-    serde_json::from_value(answer.body).map_err(|e| DepositError::Unexpected { what, why: e.to_string() })
+/// Batch `id` as the service has it now.
+pub async fn read_one(api: &Api, id: &str) -> Result<BatchView, DepositError> {
+    retry::get(api, &format!("/api/v1/batches/{id}"), &format!("reading batch {id}")).await
 }
 
 /// The findings of each consultation of `ids`, read `CONCURRENT_READS` at a time.
@@ -112,13 +148,8 @@ pub async fn findings(api: &Api, ids: Vec<String>) -> Result<HashMap<String, Fin
         reads.spawn(async move {
             let _permit = permits.acquire_owned().await;
             let what = format!("reading consultation {id}");
-            let answer = retry::get(&api, &format!("/api/v1/consultations/{id}"), &what).await?;
-            if !answer.is_success() {
-                return Err(DepositError::refused(&what, &answer));
-            }
-            let findings: Findings =
-                serde_json::from_value(answer.body).map_err(|e| DepositError::Unexpected { what, why: e.to_string() })?;
-            Ok((id, findings))
+            let findings: Findings = retry::get(&api, &format!("/api/v1/consultations/{id}"), &what).await?;
+            Ok::<_, DepositError>((id, findings))
         });
     }
     let mut found = HashMap::new();
