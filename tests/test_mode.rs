@@ -205,6 +205,9 @@ async fn magic_documents_yield_each_verdict_and_each_item_error_in_test_mode_onl
     // sans_anomalie is a verdict of administrative documents.
     let (status, body) = svc.deposit(&test, &batch, "administratif", &magic("sans_anomalie.png")).await;
     assert_eq!(status, 201, "{body}");
+    // Any other file is not analysed in test mode, which is not billed.
+    let (status, body) = svc.deposit(&test, &batch, "identite", &support::png(64, 5)).await;
+    assert_eq!(status, 201, "{body}");
     // The same file deposited with a live key is a document like any other, for the engine.
     let live_batch = svc.open_batch(&co.key, None).await;
     assert_eq!(svc.deposit(&co.key, &live_batch, "identite", &magic("conforme.png")).await.0, 201);
@@ -217,6 +220,14 @@ async fn magic_documents_yield_each_verdict_and_each_item_error_in_test_mode_onl
         .wait_batch(&test, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
         .await;
     let items = done["items"].as_array().expect("items");
+    assert_eq!(items.len(), 10, "{done}");
+    let other = items[9]["consultationId"].as_str().unwrap_or_else(|| panic!("{done}"));
+    let (_, result) = svc.get(&test, &format!("/api/v1/consultations/{other}")).await;
+    assert_eq!(
+        (result["verdict"].as_str(), result["anomalies"][0]["code"].as_str()),
+        (Some("analyse_impossible"), Some("not_analysed_in_test_mode")),
+        "{result}"
+    );
     for (item, name) in items.iter().zip(verdicts.iter().chain(&errors).chain(["sans_anomalie"].iter())) {
         if errors.contains(name) {
             assert_eq!(
@@ -304,10 +315,27 @@ async fn simulate_completes_a_test_session_with_its_webhook_and_is_refused_to_a_
         (Some("conforme"), Some("refuse"))
     );
 
-    // A live key simulates nothing, not even its own sessions.
+    // A session whose files are submitted gets its own result, not a simulated one.
+    let submitted = journey::session(&svc, &test, &workflow, "dossier-3").await;
+    let (_, _, csrf) = journey::open(&svc, &submitted.url, None).await;
+    let csrf = csrf.expect("a CSRF token");
+    for side in ["front", "selfie"] {
+        let (status, body) = journey::upload(&svc, &submitted.url, side, Some(&csrf), support::png(64, 9), "image/png").await;
+        assert_eq!(status, 201, "{side}: {body}");
+    }
+    let (status, body) = journey::submit(&svc, &submitted.url, &csrf).await;
+    assert_eq!(status, 202, "{body}");
+    let (status, body) = simulate(&test.key, &submitted.id, json!({ "verdict": "conforme" })).await;
+    assert_eq!((status, body["error"].as_str()), (409, Some("invalid_state")), "{body}");
+
+    // A live key simulates nothing, not even its own sessions, whatever it sends.
     let live = journey::session(&svc, &co, &workflow, "dossier-live").await;
-    for session in [&live.id, &second.id] {
-        let (status, body) = simulate(&co.key, session, json!({ "verdict": "conforme" })).await;
+    for (session, body) in [
+        (&live.id, json!({ "verdict": "conforme" })),
+        (&second.id, json!({ "verdict": "conforme" })),
+        (&live.id, json!({ "verdict": 3 })),
+    ] {
+        let (status, body) = simulate(&co.key, session, body).await;
         assert_eq!((status, body["error"].as_str()), (404, Some("not_found")), "{body}");
     }
     let (_, untouched) = svc.get(&co.key, &format!("/api/v1/verifications/{}", live.id)).await;

@@ -45,6 +45,9 @@ catalogue! {
     AiDisabled => "ai_disabled", Info,
         "AI use is disabled for the company, so the document was not analysed; the result goes to human review.",
         "L’usage de l’IA est désactivé pour l’entreprise : le document n’a pas été analysé ; le résultat passe en revue humaine.";
+    NotAnalysedInTestMode => "not_analysed_in_test_mode", Info,
+        "Test mode analyses only its magic documents (test-documents/): this file was not analysed, and the result is made up.",
+        "Le mode test n’analyse que ses documents de test (test-documents/) : ce fichier n’a pas été analysé, le résultat est fictif.";
     AutomatedChecksUnavailable => "automated_checks_unavailable", Info,
         "The file was read, but the engine version that analysed it performed no authenticity check \
          (reported by the provisional engine of the first releases; kept so stored results stay documented).",

@@ -1,6 +1,7 @@
 //! Test mode's made-up outcomes (API.md, Test mode): what each magic document of `test-documents/`
 //! stands for, and the report a made-up analysis carries, shaped as the engine's are, so a
-//! client's code meets in test mode what it will meet live.
+//! client's code meets in test mode what it will meet live. Test mode runs no real analysis: it
+//! is not billed, and must not be a free way round the live service.
 
 use crate::analysis::{AnalysisReport, Check, CheckOutcome};
 use crate::catalogue::{Anomaly, AnomalyCode};
@@ -28,6 +29,21 @@ pub const MAGIC_DOCUMENTS: &[(&str, MagicOutcome)] = &[
     ("engine_failure.png", MagicOutcome::Error(ItemError::EngineFailure)),
     ("ia_desactivee.png", MagicOutcome::Error(ItemError::IaDesactivee)),
 ];
+
+/// The result of a test key's document that is not a magic one: test mode analyses nothing real
+/// (it is not billed), so it is `analyse_impossible`, saying why.
+pub fn not_analysed() -> AnalysisReport {
+    AnalysisReport {
+        verdict: Verdict::AnalyseImpossible,
+        document_type: DocumentType::Inconnu,
+        document_country: None,
+        anomalies: vec![Anomaly::new(AnomalyCode::NotAnalysedInTestMode)],
+        two_d_doc: None,
+        holder_age: None,
+        pages: 1,
+        checks: Vec::new(),
+    }
+}
 
 /// The report of a made-up analysis of a document of `category` that found `verdict`: a French
 /// passport or an invoice, with the anomaly that explains the verdict. `sans_anomalie` exists for

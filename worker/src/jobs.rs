@@ -269,9 +269,7 @@ impl Worker {
     async fn analyse(&self, job: &JobV1) -> Result<JobOutcome, JobError> {
         let input = self.read_files(job).await?;
         if job.mode == Mode::Test {
-            if let Some(outcome) = crate::magic::outcome(&input.front, job.category) {
-                return Ok(outcome);
-            }
+            return Ok(crate::magic::test_outcome(&input.front, job.category));
         }
         let mut last = None;
         for _ in 0..ENGINE_ATTEMPTS {

@@ -135,13 +135,21 @@ pub fn list(c: &Connection) -> Result<Vec<Company>, RepoError> {
     rows.into_iter().map(build).collect()
 }
 
+/// A company, refused when it is a test account: what would change one follows its company.
+fn live(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
+    let company = get(c, id)?;
+    if company.mode == Mode::Test {
+        return Err(RepoError::Refused(format!(
+            "{id} is a test account: it follows its company's settings"
+        )));
+    }
+    Ok(company)
+}
+
 /// The account that holds `company`'s data in `mode`: the company itself for live data, its test
 /// account for test data, made on first need with the company's settings, named after it.
 pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<Utc>) -> Result<CompanyId, RepoError> {
-    let live = get(tx, company)?;
-    if live.mode == Mode::Test {
-        return Err(RepoError::Refused(format!("{company} is a test account, not a company")));
-    }
+    let live = live(tx, company)?;
     if mode == Mode::Live {
         return Ok(live.id);
     }
@@ -174,7 +182,7 @@ pub fn live_company(c: &Connection, account: &CompanyId) -> Result<CompanyId, Re
 
 /// Changes AI use and/or retention.
 pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_days: Option<u32>) -> Result<Company, RepoError> {
-    get(tx, id)?;
+    live(tx, id)?;
     if let Some(ai) = ai_enabled {
         tx.execute(
             "UPDATE companies SET ai_enabled = ?2 WHERE id = ?1 OR test_of = ?1",
@@ -198,7 +206,7 @@ pub fn set(tx: &Connection, id: &CompanyId, ai_enabled: Option<bool>, retention_
 
 /// Requires (or not) a second factor of every member of the company's portal team.
 pub fn set_two_factor_required(tx: &Connection, id: &CompanyId, required: bool) -> Result<Company, RepoError> {
-    get(tx, id)?;
+    live(tx, id)?;
     tx.execute(
         "UPDATE companies SET two_factor_required = ?2 WHERE id = ?1 OR test_of = ?1",
         params![id.as_str(), required],
@@ -208,7 +216,7 @@ pub fn set_two_factor_required(tx: &Connection, id: &CompanyId, required: bool) 
 
 /// Makes a new secret current; the old one keeps signing for [`ROTATION_OVERLAP_HOURS`].
 pub fn rotate_secret(tx: &Connection, id: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
-    get(tx, id)?;
+    live(tx, id)?;
     let secret = generate_secret();
     let until = crate::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
     tx.execute(

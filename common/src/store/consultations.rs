@@ -405,10 +405,12 @@ pub fn images(c: &Connection, company: &CompanyId, id: &ConsultationId) -> Resul
     Ok(images)
 }
 
-/// Consultations waiting for a human review, oldest first.
+/// Consultations waiting for a human review, oldest first; test mode's never (nobody reviews a
+/// made-up result).
 pub fn pending_reviews(c: &Connection, company: Option<&CompanyId>, limit: u32) -> Result<Vec<Consultation>, RepoError> {
     let mut stmt = c.prepare(&format!(
-        "SELECT {COLUMNS} FROM consultations WHERE review_status = 'pending' AND (?1 IS NULL OR company_id = ?1) ORDER BY seq LIMIT ?2"
+        "SELECT {COLUMNS} FROM consultations WHERE review_status = 'pending' AND (?1 IS NULL OR company_id = ?1)
+         AND company_id NOT IN (SELECT id FROM companies WHERE test_of IS NOT NULL) ORDER BY seq LIMIT ?2"
     ))?;
     let rows = stmt
         .query_map(params![company.map(|c| c.as_str()), limit], build)?

@@ -347,9 +347,9 @@ struct JourneyResult<'a> {
     decision: Option<Decision>,
 }
 
-/// Test mode: completes a session of a test account with a made-up result (`common::test_mode`)
-/// and the decision asked for, or the workflow's; recorded and announced as a real journey's
-/// result is. Another account's session, or a live one, is not found.
+/// Test mode: completes a created or started session of a test account with a made-up result
+/// (`common::test_mode`) and the decision asked for, or the workflow's; recorded and announced as
+/// a real journey's result is. Another account's session, or a live one, is not found.
 pub fn simulate(
     tx: &Connection,
     account: &CompanyId,
@@ -363,8 +363,12 @@ pub fn simulate(
         return Err(RepoError::NotFound);
     }
     let (session, _) = get(tx, account, id, now)?;
-    if !crate::journey::is_open(session.status) && session.status != VerificationStatus::Submitted {
-        return Err(RepoError::InvalidState(format!("the session is {}: it has ended", session.status)));
+    // A submitted session's files are being analysed: its own result is on its way.
+    if !crate::journey::is_open(session.status) {
+        return Err(RepoError::InvalidState(format!(
+            "the session is {}: only a created or started session can be simulated",
+            session.status
+        )));
     }
     let category = super::workflows::get(tx, account, &session.workflow_id)?.workflow.document_category;
     let report = crate::test_mode::report(verdict, category);

@@ -8,6 +8,7 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use common::document::FileKind;
+use common::domain::Mode;
 use common::ids::{CompanyId, ConsultationId};
 use common::store::RepoError;
 
@@ -61,18 +62,20 @@ pub enum Failed {
 /// the one PDF the API and the portal hand out.
 pub async fn pdf(state: &AppState, company: &CompanyId, id: &ConsultationId) -> Result<Vec<u8>, Failed> {
     let (scope, lookup) = (company.clone(), id.clone());
-    let (consultation, checks) = state
+    let (consultation, checks, mode) = state
         .store
         .read(move |c| {
             let consultation = common::store::consultations::get(c, &scope, &lookup)?;
             let checks = common::store::consultations::checks(c, &scope, &lookup)?;
-            Ok::<_, RepoError>((consultation, checks))
+            let mode = common::store::companies::get(c, &scope)?.mode;
+            Ok::<_, RepoError>((consultation, checks, mode))
         })
         .await
         .map_err(Failed::Repo)?;
-    let url = crate::authenticity::url(&state.public_base, &state.keys, id);
+    // A test result's certificate vouches for nothing: it carries no authenticity link.
+    let url = (mode == Mode::Live).then(|| crate::authenticity::url(&state.public_base, &state.keys, id));
     let started = std::time::Instant::now();
-    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, &url))
+    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, url.as_deref()))
         .await
         .map_err(|e| Failed::Render(format!("certificate task: {e}")))?
         .map_err(|e| Failed::Render(e.to_string()))?;

@@ -56,25 +56,42 @@ fn two_d_doc(pages: &mut Pages, seal: &SealFacts) {
 
 /// The certificate of `c`, listing `checks` (the checks the engine performed, nothing else), with
 /// a QR code of `authenticity_url` and the fingerprint of its facts in every page's footer.
-pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str) -> Result<Vec<u8>, CertificateError> {
+/// Without a link, it is a test-mode result's: it says so first, and vouches for nothing.
+pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: Option<&str>) -> Result<Vec<u8>, CertificateError> {
     let facts = Facts::of(c, checks);
     let fingerprint = facts.fingerprint().map_err(|e| CertificateError(e.to_string()))?;
     let mut pages = Pages::new();
 
     let qr_left = PAGE_WIDTH - MARGIN - QR_SIZE;
     let qr_top = PAGE_HEIGHT - MARGIN + 8.0;
-    let qr = qr::operations(authenticity_url, qr_left, qr_top, QR_SIZE)?;
-    pages.current().extend(qr);
+    if let Some(url) = authenticity_url {
+        let qr = qr::operations(url, qr_left, qr_top, QR_SIZE)?;
+        pages.current().extend(qr);
+    }
 
     pages.line(Font::Bold, 18.0, 0.0, "Sceau");
-    pages.line(Font::Bold, 14.0, 0.0, "Certificat d’analyse documentaire");
-    pages.paragraph(
-        Font::Regular,
-        9.0,
-        0.0,
-        NARROW,
-        "Émis par Sceau, service de vérification de documents d’identité et administratifs.",
-    );
+    match authenticity_url {
+        Some(_) => {
+            pages.line(Font::Bold, 14.0, 0.0, "Certificat d’analyse documentaire");
+            pages.paragraph(
+                Font::Regular,
+                9.0,
+                0.0,
+                NARROW,
+                "Émis par Sceau, service de vérification de documents d’identité et administratifs.",
+            );
+        }
+        None => {
+            pages.line(Font::Bold, 14.0, 0.0, "TEST — Certificat sans valeur");
+            pages.paragraph(
+                Font::Regular,
+                9.0,
+                0.0,
+                NARROW,
+                "Établi en mode test : il n’atteste aucune vérification et ne peut pas être authentifié.",
+            );
+        }
+    }
     pages.space(6.0);
     let fields = [
         ("Consultation", facts.consultation.clone()),
@@ -89,9 +106,11 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     }
     // The caption sits under the QR code, whatever the height of the fields beside it.
     let after_fields = pages.y();
-    pages.set_y(qr_top - QR_SIZE - 2.0);
-    pages.line(Font::Regular, 8.0, qr_left - MARGIN, "Vérifier l’authenticité");
-    pages.set_y(after_fields.min(pages.y()));
+    if authenticity_url.is_some() {
+        pages.set_y(qr_top - QR_SIZE - 2.0);
+        pages.line(Font::Regular, 8.0, qr_left - MARGIN, "Vérifier l’authenticité");
+        pages.set_y(after_fields.min(pages.y()));
+    }
 
     pages.rule();
     pages.line(Font::Bold, 13.0, 0.0, &format!("Verdict : {}", labels::verdict(facts.verdict, FR)));
@@ -138,13 +157,15 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: &str)
     }
 
     pages.rule();
-    pages.paragraph(
-        Font::Regular,
-        8.0,
-        0.0,
-        WIDE + 20,
-        &format!("Authenticité : scannez le QR code ou ouvrez {authenticity_url}"),
-    );
+    if let Some(url) = authenticity_url {
+        pages.paragraph(
+            Font::Regular,
+            8.0,
+            0.0,
+            WIDE + 20,
+            &format!("Authenticité : scannez le QR code ou ouvrez {url}"),
+        );
+    }
     pages.paragraph(
         Font::Regular,
         8.0,
@@ -236,12 +257,12 @@ mod tests {
             },
         ];
         let started = std::time::Instant::now();
-        let pdf = render(&sample(2), &checks, URL).unwrap();
+        let pdf = render(&sample(2), &checks, Some(URL)).unwrap();
         let elapsed = started.elapsed();
-        assert_eq!(pdf, render(&sample(2), &checks, URL).unwrap());
+        assert_eq!(pdf, render(&sample(2), &checks, Some(URL)).unwrap());
         let doc = lopdf::Document::load_mem(&pdf).unwrap();
         assert_eq!(doc.get_pages().len(), 1, "generated in {elapsed:?}");
-        let long = render(&sample(40), &checks, URL).unwrap();
+        let long = render(&sample(40), &checks, Some(URL)).unwrap();
         assert!(lopdf::Document::load_mem(&long).unwrap().get_pages().len() > 1);
         let fingerprint = Facts::of(&sample(2), &checks).fingerprint().unwrap().to_string();
         let text = doc.extract_text(&[1]).unwrap();
@@ -249,6 +270,9 @@ mod tests {
             text.contains(&format!("empreinte {fingerprint}")),
             "the footer prints the fingerprint {fingerprint}: {text}"
         );
+        let test = render(&sample(2), &checks, None).unwrap();
+        let test_text = lopdf::Document::load_mem(&test).unwrap().extract_text(&[1]).unwrap();
+        assert!(test_text.contains("sans valeur") && !test_text.contains(URL), "{test_text}");
         // A sample to look at: SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate
         if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
             std::fs::write(path, &pdf).unwrap();
