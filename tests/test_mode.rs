@@ -301,6 +301,10 @@ async fn simulate_completes_a_test_session_with_its_webhook_and_is_refused_to_a_
         (Some("suspect"), Some("a_verifier"))
     );
 
+    // Its link, used now, still says TEST.
+    let (_, page, _) = journey::open(&svc, &first.url, None).await;
+    assert!(page.contains("data-testid=\"journey-test-mode\""), "{page}");
+
     // Once only; a chosen decision is the one recorded.
     let (status, body) = simulate(&test.key, &first.id, json!({ "verdict": "conforme" })).await;
     assert_eq!((status, body["error"].as_str()), (409, Some("invalid_state")), "{body}");

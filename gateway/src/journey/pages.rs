@@ -55,6 +55,14 @@ pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Respo
     )
 }
 
+/// The page of a session that has ended (expired, or its link used), with the test banner of a
+/// test-mode session.
+fn ended(status: StatusCode, lang: Lang, journey: &Journey, title: &str, text: &str) -> Response {
+    let t = lang.strings();
+    let body = templates::ended(t, journey.mode, title, text);
+    respond(status, lang, templates::document(t, title, None, body, false))
+}
+
 /// The data the script needs, as JSON (see `templates::configuration`).
 fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String {
     let sides: Vec<serde_json::Value> = JourneySide::of(journey.category)
@@ -197,7 +205,7 @@ pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: 
     match (journey.status, journey.csrf_token.as_deref()) {
         (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &journey, csrf),
         (VerificationStatus::Submitted, _) => checking(lang, &token, &journey),
-        (VerificationStatus::Expired, _) => message(StatusCode::GONE, lang, t.expired_title, t.expired_text),
-        _ => message(StatusCode::OK, lang, t.used_title, t.used_text),
+        (VerificationStatus::Expired, _) => ended(StatusCode::GONE, lang, &journey, t.expired_title, t.expired_text),
+        _ => ended(StatusCode::OK, lang, &journey, t.used_title, t.used_text),
     }
 }

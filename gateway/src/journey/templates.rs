@@ -52,6 +52,14 @@ fn test_banner(t: &Strings, mode: Mode) -> Markup {
     }
 }
 
+/// A session that has ended: its title and sentence, after the test banner of a test session.
+pub fn ended(t: &Strings, mode: Mode, title: &str, text: &str) -> Markup {
+    html! {
+        (test_banner(t, mode))
+        (message(title, text))
+    }
+}
+
 /// The capture form, its later states and the script's configuration.
 pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, config: &str) -> Markup {
     html! {
@@ -171,7 +179,8 @@ mod tests {
         let t = Lang::Fr.strings();
         let form = form(t, Mode::Test, DocumentCategory::Administratif, t.intro_document, "{}").into_string();
         let checking = checking(t, Mode::Test, "{}").into_string();
-        for page in [form, checking] {
+        let ended = ended(t, Mode::Test, t.used_title, t.used_text).into_string();
+        for page in [form, checking, ended] {
             let banner = page.find("data-testid=\"journey-test-mode\"").expect("the banner");
             assert!(page[banner..].contains("TEST — Parcours de test"), "{page}");
             assert!(page.find("<h1").is_none_or(|title| banner < title), "before anything else: {page}");
