@@ -157,25 +157,17 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: Optio
     }
 
     pages.rule();
-    if let Some(url) = authenticity_url {
-        pages.paragraph(
-            Font::Regular,
-            8.0,
-            0.0,
-            WIDE + 20,
-            &format!("Authenticité : scannez le QR code ou ouvrez {url}"),
-        );
-    }
-    pages.paragraph(
-        Font::Regular,
-        8.0,
-        0.0,
-        WIDE + 20,
-        &format!(
-            "Empreinte du certificat : {fingerprint}. La page d’authenticité affiche les mêmes informations et la même \
-empreinte : si l’une d’elles diffère, ce document a été modifié."
+    // A test certificate has no authenticity page to compare its fingerprint with.
+    let authenticity = match authenticity_url {
+        Some(url) => format!(
+            "Authenticité : scannez le QR code ou ouvrez {url}\nEmpreinte du certificat : {fingerprint}. La page d’authenticité \
+affiche les mêmes informations et la même empreinte : si l’une d’elles diffère, ce document a été modifié."
         ),
-    );
+        None => format!("Empreinte du certificat : {fingerprint}."),
+    };
+    for paragraph in authenticity.lines() {
+        pages.paragraph(Font::Regular, 8.0, 0.0, WIDE + 20, paragraph);
+    }
     pages.paragraph(
         Font::Regular,
         8.0,
@@ -273,9 +265,10 @@ mod tests {
         let test = render(&sample(2), &checks, None).unwrap();
         let test_text = lopdf::Document::load_mem(&test).unwrap().extract_text(&[1]).unwrap();
         assert!(test_text.contains("sans valeur") && !test_text.contains(URL), "{test_text}");
-        // A sample to look at: SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate
+        // Samples to look at (live, and test mode's beside it): SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate
         if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
-            std::fs::write(path, &pdf).unwrap();
+            std::fs::write(&path, &pdf).unwrap();
+            std::fs::write(format!("{path}.test.pdf"), &test).unwrap();
             eprintln!("certificate rendered in {elapsed:?}");
         }
     }
