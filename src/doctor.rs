@@ -6,6 +6,7 @@
 use crate::backends::redact;
 use crate::output;
 use chrono::Utc;
+use common::blobs::BlobStore;
 use common::capabilities::Capabilities;
 use common::config::Config;
 use common::queue::amqp::{AmqpOptions, AmqpQueue};
@@ -75,6 +76,7 @@ pub async fn run(config: Config, args: DoctorArgs) -> ExitCode {
         Err(e) => checks.push(Check::new("trust list", Status::Fail, e.to_string())),
     }
     checks.extend(data_dir_checks(&config.data_dir, &config.master_key_path()));
+    checks.push(blob_store_check(&config).await);
     checks.extend(service_checks(&config).await);
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
     if args.json {
@@ -189,6 +191,16 @@ fn writable(dir: &Path) -> std::io::Result<u32> {
     let uid = common::private_fs::file_options().open(&probe)?.metadata()?.uid();
     std::fs::remove_file(&probe)?;
     Ok(uid)
+}
+
+/// Where documents and images are kept (`SCEAU_BLOB_URL`): a bucket must answer in time.
+async fn blob_store_check(config: &Config) -> Check {
+    let checked = tokio::time::timeout(CONNECT_TIMEOUT, BlobStore::check_location(&config.blob_location())).await;
+    match checked {
+        Ok(Ok(detail)) => Check::new("blob store", Status::Ok, detail),
+        Ok(Err(e)) => Check::new("blob store", Status::Fail, e.to_string()),
+        Err(_) => Check::new("blob store", Status::Fail, format!("no answer within {CONNECT_TIMEOUT:?}")),
+    }
 }
 
 /// RabbitMQ and Redis, when configured (distributed mode).

@@ -386,7 +386,7 @@ async fn internal_error_leaks_nothing() {
             r.get(0)
         })
         .unwrap();
-    let path = svc.data_dir().join("blobs").join(&blob[..2]).join(&blob);
+    let path = svc.blob_path(&blob);
     let mut bytes = std::fs::read(&path).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;

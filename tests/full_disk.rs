@@ -121,7 +121,10 @@ async fn a_full_disk_answers_503_and_work_resumes_once_space_is_back() {
     // Declared before the service, so dropped after it: the processes are gone before the unmount.
     let _tmpfs = Tmpfs::mount(&data, "8m");
     let data_dir = data.display().to_string();
-    let svc = Service::start(&[("SCEAU_DATA_DIR", &data_dir)]).await;
+    // The blobs on the small file system too, in both modes (the distributed workers read them
+    // from there).
+    let blob_url = format!("file://{data_dir}/blobs");
+    let svc = Service::start(&[("SCEAU_DATA_DIR", &data_dir), ("SCEAU_BLOB_URL", &blob_url)]).await;
     let co = svc.company();
     let batch = svc.open_batch(&co.key, None).await;
     let (s, _, body) = deposit(&svc, &co.key, &batch, &support::png(120, 1)).await;

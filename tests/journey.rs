@@ -286,7 +286,7 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
         uploads_stored(&svc, &id) == 0
     })
     .await;
-    let blob_path = svc.data_dir().join("blobs").join(&blob[..2]).join(&blob);
+    let blob_path = svc.blob_path(&blob);
     let blob_file_found = std::fs::metadata(&blob_path).is_ok();
     assert!(!blob_file_found, "{} still exists", blob_path.display());
 }

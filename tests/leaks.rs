@@ -5,7 +5,7 @@
 mod support;
 
 use support::journey::{open, session, status, workflow};
-use support::Service;
+use support::{Mode, Service};
 
 /// The journey token of a `verificationUrl` (`…/v/<token>`).
 fn token_of(url: &str) -> &str {
@@ -85,13 +85,24 @@ async fn the_data_directory_and_every_file_in_it_are_private() {
     let dir_mode = std::fs::metadata(&data).expect("the data dir").permissions().mode() & 0o777;
     assert_eq!(dir_mode, 0o700, "the data directory");
     let found = modes(&data);
-    for name in ["master.key", "sceau.db", "sceau.db-wal", "sceau.db-shm", "blobs"] {
+    for name in ["sceau.db", "sceau.db-wal", "sceau.db-shm"] {
         assert!(found.iter().any(|(p, _)| p.ends_with(name)), "{name} is in the data dir: {found:?}");
     }
-    assert!(
-        found.iter().filter(|(p, _)| p.starts_with(data.join("blobs"))).count() >= 2,
-        "an encrypted file was written: {found:?}"
-    );
+    let key_mode = std::fs::metadata(svc.master_key_path())
+        .expect("the master key")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(key_mode, 0o600, "the master key");
+    if svc.mode == Mode::Embedded {
+        // Distributed, the blobs are objects in the S3 server's bucket, and the master key a
+        // secret outside the data dir.
+        assert!(found.iter().any(|(p, _)| p.ends_with("master.key")), "{found:?}");
+        assert!(
+            found.iter().filter(|(p, _)| p.starts_with(data.join("blobs"))).count() >= 2,
+            "an encrypted file was written: {found:?}"
+        );
+    }
     for (path, mode) in &found {
         let expected = if path.is_dir() { 0o700 } else { 0o600 };
         assert_eq!(*mode, expected, "{} is {mode:o}", path.display());

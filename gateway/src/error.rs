@@ -110,16 +110,25 @@ impl ApiError {
         )
     }
 
-    /// A blob store failure: out of space is [`out_of_space`](Self::out_of_space), anything else
-    /// is internal.
+    /// A blob store failure: out of space is [`out_of_space`](Self::out_of_space), an object
+    /// store that does not answer is a short 503, anything else is internal.
     pub fn blob(context: &str, error: BlobError) -> Self {
         if error.is_out_of_space() {
             Self::out_of_space(context)
+        } else if error.is_unavailable() {
+            tracing::warn!(%context, %error, "blob store unavailable");
+            let mut refused = Self::new(ErrorCode::ServiceUnavailable, "Storage is temporarily unavailable; retry later.");
+            refused.retry_after = Some(BLOB_STORE_RETRY_SECONDS);
+            refused
         } else {
             Self::internal(context, error)
         }
     }
 }
+
+/// Retry-After of a request refused while the object store does not answer: most outages of a
+/// bucket are brief.
+pub const BLOB_STORE_RETRY_SECONDS: u64 = 5;
 
 /// Retry-After of a request refused for a full disk: freeing space takes an operator.
 pub const OUT_OF_SPACE_RETRY_SECONDS: u64 = 60;
@@ -195,6 +204,8 @@ mod tests {
             assert_eq!(response.headers()[header::RETRY_AFTER], "60");
         }
         assert_eq!(ApiError::blob("test", io(5)).code, ErrorCode::InternalError);
+        let down = ApiError::blob("test", BlobError::Unavailable("connection refused".into()));
+        assert_eq!((down.status, down.retry_after), (StatusCode::SERVICE_UNAVAILABLE, Some(5)));
         assert_eq!(ApiError::from(StoreError::WriterGone).code, ErrorCode::InternalError);
     }
 }

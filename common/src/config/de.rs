@@ -73,6 +73,16 @@ pub fn plain<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(text(d)?.unwrap_or_default())
 }
 
+/// An optional value parsed from text whose parser explains its own error (and does not echo the
+/// value); blank is unset.
+pub fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr<Err = String>,
+{
+    text(d)?.map(|t| t.parse().map_err(D::Error::custom)).transpose()
+}
+
 /// An optional path: blank is unset.
 pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<std::path::PathBuf>, D::Error> {
     Ok(text(d)?.map(std::path::PathBuf::from))

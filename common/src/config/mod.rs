@@ -39,9 +39,21 @@ pub struct Config {
     pub public_url: Option<String>,
     #[serde(deserialize_with = "de::path")]
     pub master_key_file: Option<PathBuf>,
+    /// Where documents and images are kept: `file:///dir` or `s3://bucket[/prefix]` (endpoint,
+    /// region and credentials from `AWS_*`); the data dir's `blobs/` when unset.
+    #[serde(deserialize_with = "de::parsed")]
+    pub blob_url: Option<crate::blobs::BlobLocation>,
     /// Concurrent analysis jobs of the embedded worker pool (1 to 1024).
     #[serde(deserialize_with = "de::lenient")]
     pub workers: usize,
+    /// Worker slots that take real-time jobs only, beside the `workers` that take any job: a
+    /// journey never waits for a batch document to finish (0 to 16).
+    #[serde(deserialize_with = "de::lenient")]
+    pub realtime_slots: usize,
+    /// How much lower the OS priority (nice) of batch analyses is than the service's, so that a
+    /// journey's analysis takes the CPU first while both run (0 to 19; 0: the same priority).
+    #[serde(deserialize_with = "de::lenient")]
+    pub batch_nice: u8,
     /// Hosts exempt from the SSRF guard and the https rule (comma-separated).
     #[serde(deserialize_with = "de::hosts")]
     pub webhook_allow_hosts: Vec<String>,
@@ -144,7 +156,13 @@ impl Default for Config {
             metrics_listen: SocketAddr::from(([127, 0, 0, 1], 9464)),
             public_url: None,
             master_key_file: None,
+            blob_url: None,
             workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            realtime_slots: 1,
+            // 19 rather than 10: journeys under a batch at 1.04 (embedded) and 1.10 (distributed)
+            // of their idle p50, 1.13 and 1.17 at p95, where 10 left 1.19 and 1.26 at p95
+            // (scripts/bench --realtime); batch throughput alone unchanged (1.00, 1.01).
+            batch_nice: 19,
             webhook_allow_hosts: Vec::new(),
             retry_schedule: None,
             volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
@@ -174,7 +192,7 @@ impl Default for Config {
 /// The public URL carries journey tokens to customers and the engine URL carries their documents:
 /// plain http is accepted only to this machine (127.0.0.0/8, ::1, localhost), for development and
 /// a TLS proxy on the same host. The value is not echoed: it may hold a credential.
-fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
+pub(crate) fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
     let url = url::Url::parse(value).map_err(|_| ConfigError(format!("{key} is not an absolute URL")))?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -246,6 +264,18 @@ impl Config {
         if self.workers == 0 || self.workers > 1024 {
             return Err(ConfigError(format!("SCEAU_WORKERS={} must be between 1 and 1024", self.workers)));
         }
+        if self.realtime_slots > 16 {
+            return Err(ConfigError(format!(
+                "SCEAU_REALTIME_SLOTS={} must be between 0 and 16",
+                self.realtime_slots
+            )));
+        }
+        if self.batch_nice > 19 {
+            return Err(ConfigError(format!(
+                "SCEAU_BATCH_NICE={} must be between 0 and 19",
+                self.batch_nice
+            )));
+        }
         if self.key_failures_per_minute == 0 {
             // Zero would refuse every request of an address after its first wrong key, forever.
             return Err(ConfigError("SCEAU_KEY_FAILURES_PER_MINUTE=0 must be at least 1".into()));
@@ -269,8 +299,11 @@ impl Config {
         self.data_dir.join("sceau.db")
     }
 
-    pub fn blob_dir(&self) -> PathBuf {
-        self.data_dir.join("blobs")
+    /// Where blobs are kept: `SCEAU_BLOB_URL`, or the data dir's `blobs/`.
+    pub fn blob_location(&self) -> crate::blobs::BlobLocation {
+        self.blob_url
+            .clone()
+            .unwrap_or_else(|| crate::blobs::BlobLocation::Directory(self.data_dir.join("blobs")))
     }
 
     pub fn master_key_path(&self) -> PathBuf {
@@ -310,7 +343,10 @@ mod tests {
             ("metrics_listen", "127.0.0.1:0"),
             ("public_url", "https://sceau.example.com/"),
             ("master_key_file", "/run/secrets/master_key"),
+            ("blob_url", "s3://sceau-blobs/prod"),
             ("workers", "3"),
+            ("realtime_slots", "2"),
+            ("batch_nice", "5"),
             ("webhook_allow_hosts", "127.0.0.1, Localhost"),
             ("retry_schedule", "1s,2s"),
             ("volume_limit_bytes", "1000"),
@@ -378,6 +414,10 @@ mod tests {
             ("SCEAU_WORKERS", "many"),
             ("SCEAU_ANALYSIS_TIMEOUT_SECONDS", "soon"),
             ("SCEAU_ACCEPT_TEST_CA", "perhaps"),
+            ("SCEAU_REALTIME_SLOTS", "17"),
+            ("SCEAU_BATCH_NICE", "20"),
+            ("SCEAU_BATCH_NICE", "-5"),
+            ("SCEAU_BLOB_URL", "ftp://example.com/blobs"),
         ] {
             let err = vars(&[(var, bad)]).unwrap_err().to_string();
             assert!(err.contains(var), "{err}");

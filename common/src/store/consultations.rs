@@ -123,7 +123,8 @@ pub fn list(
     limit: u32,
 ) -> Result<(Vec<Consultation>, Option<Cursor>), RepoError> {
     let (sql, args) = list_query(company, filter, cursor, limit);
-    let mut stmt = c.prepare(&sql)?;
+    // Cached: one text per combination of filters, a handful in use, parsed once each.
+    let mut stmt = c.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args), build)?.collect::<Result<Vec<_>, _>>()?;
     into_page(rows, limit)
 }
@@ -140,6 +141,12 @@ fn into_page(mut rows: Vec<ConsultationRow>, limit: u32) -> Result<(Vec<Consulta
     let page = rows.iter().map(to_model).collect::<Result<Vec<_>, _>>()?;
     Ok((page, next))
 }
+
+/// How far a result's `created_at` may fall behind one recorded before it (a smaller `seq`):
+/// the time is read before the transaction waits for the writer, a few milliseconds, seconds
+/// under a burst. Far beyond both, and a `createdAfter` page walks the results of this span
+/// before its date at most.
+const CREATED_DISORDER: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 
 /// The SQL of [`list`] and its arguments: one more row than the page, to know if another follows.
 fn list_query(company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limit: u32) -> (String, Vec<SqlValue>) {
@@ -169,6 +176,18 @@ fn list_query(company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limi
         // but a check on the date `consultations_by_company_time` holds beside `seq`, the page
         // filling from the newest results down.
         add(" AND +created_at > ?", crate::time::format(t).into());
+        // And a floor under that walk, or a date that matches fewer results than a page walks
+        // the company's whole history to find no more (0.25 s at a million): the last result
+        // recorded [`CREATED_DISORDER`] before the date, sought in `consultations_by_day` in
+        // O(log n) (its entries carry `seq`, the rowid). No later result is older than it by
+        // more than that margin, so nothing the date matches lies below it.
+        if let Some(floor) = t.checked_sub_signed(CREATED_DISORDER) {
+            add(
+                " AND seq > coalesce((SELECT seq FROM consultations INDEXED BY consultations_by_day
+                   WHERE company_id = ?1 AND created_at <= ? ORDER BY created_at DESC LIMIT 1), 0)",
+                crate::time::format(floor).into(),
+            );
+        }
     }
     add(" ORDER BY seq DESC LIMIT ?", (i64::from(limit) + 1).into());
     (sql, args)
@@ -191,10 +210,12 @@ pub struct NewConsultation<'a> {
 }
 
 pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError> {
-    tx.execute(
+    // Cached: the writer records results one after another, and a seed by the million.
+    tx.prepare_cached(
         "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id, checks)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        params![
+    )?
+    .execute(params![
             n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type.as_str(), n.report.document_country,
             n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
             serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
@@ -511,13 +532,6 @@ mod tests {
                 },
                 "consultations_by_external_ref (company_id=? AND external_ref=? AND seq<?)",
             ),
-            (
-                Filter {
-                    created_after: Some(Utc::now()),
-                    ..Filter::default()
-                },
-                "consultations_by_company_time (company_id=? AND seq<?)",
-            ),
         ];
         for (filter, index) in cases {
             let plan = plan(filter.clone());
@@ -527,6 +541,70 @@ mod tests {
                 "{filter:?}: {plan:?}"
             );
         }
+        // `createdAfter`: the company's results newest first down to a floor, itself one seek in
+        // the dates' index; without the floor (`seq<?` alone), a date matching less than a page
+        // walks the company's whole history.
+        let plan = plan(Filter {
+            created_after: Some(Utc::now()),
+            ..Filter::default()
+        });
+        let expected = [
+            "SEARCH consultations USING INDEX consultations_by_company_time (company_id=? AND seq>? AND seq<?)",
+            "SCALAR SUBQUERY 1",
+            "SEARCH consultations USING COVERING INDEX consultations_by_day (company_id=? AND created_at<?)",
+        ];
+        let mut sorted = plan.clone();
+        sorted.sort();
+        let mut wanted = expected.to_vec();
+        wanted.sort();
+        assert_eq!(sorted, wanted, "createdAfter: {plan:?}");
+    }
+
+    /// Results recorded out of date order by less than [`CREATED_DISORDER`] (a time read before
+    /// the transaction queued) are all found by `createdAfter`, and only they, page by page.
+    #[tokio::test]
+    async fn created_after_finds_every_later_result_even_slightly_out_of_order() {
+        let store = TempStore::new("created-after");
+        let now = Utc::now();
+        let company = store
+            .write(move |tx| {
+                let company = companies::create(tx, "A", Licence::Group, &MasterKeys::ephemeral(), now)?
+                    .company
+                    .id;
+                // In recording order; the fourth one's time is a minute before the third's.
+                for minutes in [-600, -120, -61, -62, -30, -1] {
+                    consultation_with_image(tx, &company, &format!("m{minutes}"), now + Duration::minutes(minutes))?;
+                }
+                Ok::<_, RepoError>(company)
+            })
+            .await
+            .unwrap();
+        let store = &store;
+        let found = |after: DateTime<Utc>, limit: u32| {
+            let company = company.clone();
+            async move {
+                let mut ages = Vec::new();
+                let mut cursor = None;
+                loop {
+                    let filter = Filter {
+                        created_after: Some(after),
+                        ..Filter::default()
+                    };
+                    let (company, at) = (company.clone(), cursor);
+                    let (page, next) = store.read(move |c| list(c, &company, &filter, at, limit)).await.unwrap();
+                    ages.extend(page.iter().map(|r| (now - r.created_at).num_minutes()));
+                    match next {
+                        Some(next) => cursor = Some(next),
+                        None => return ages,
+                    }
+                }
+            }
+        };
+        assert_eq!(found(now - Duration::seconds(61 * 60 + 30), 25).await, [1, 30, 61]);
+        assert_eq!(found(now - Duration::seconds(61 * 60 + 30), 1).await, [1, 30, 61], "page by page");
+        assert_eq!(found(now - Duration::minutes(90), 2).await, [1, 30, 62, 61]);
+        assert_eq!(found(now - Duration::days(1000), 25).await, [1, 30, 62, 61, 120, 600]);
+        assert!(found(now + Duration::days(1), 25).await.is_empty());
     }
 
     #[tokio::test]

@@ -69,7 +69,7 @@ pub async fn download(
             ))
         }
         Err(Unavailable::Repo(e)) => return Err(e.into()),
-        Err(Unavailable::Blob(e)) => return Err(ApiError::internal("image blob", e)),
+        Err(Unavailable::Blob(e)) => return Err(ApiError::blob("image blob", e)),
     };
     let entry = audit::AuditEntry::new(
         AuditAction::ImageDownloaded,

@@ -21,9 +21,17 @@ use tokio::io::AsyncWriteExt;
 pub(super) enum ExportError {
     Repo(RepoError),
     Keys(EnvelopeError),
-    Blob { side: ImageSide, source: BlobError },
+    /// The blob store cannot be opened (a missing directory, an unreachable bucket).
+    Blobs(BlobError),
+    Blob {
+        side: ImageSide,
+        source: BlobError,
+    },
     Exists(PathBuf),
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl std::fmt::Display for ExportError {
@@ -31,6 +39,7 @@ impl std::fmt::Display for ExportError {
         match self {
             Self::Repo(e) => write!(f, "{e}"),
             Self::Keys(e) => write!(f, "cannot open the master keys: {e}"),
+            Self::Blobs(e) => write!(f, "cannot open the blob store: {e}"),
             Self::Blob { side, source } => write!(f, "cannot read the {side} image: {source}"),
             Self::Exists(path) => write!(f, "{} already exists; the export never overwrites a file", path.display()),
             Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
@@ -43,6 +52,7 @@ impl std::error::Error for ExportError {
         match self {
             Self::Repo(e) => Some(e),
             Self::Keys(e) => Some(e),
+            Self::Blobs(e) => Some(e),
             Self::Blob { source, .. } => Some(source),
             Self::Io { source, .. } => Some(source),
             Self::Exists(_) => None,
@@ -136,14 +146,15 @@ async fn refuse_existing(planned: &[Planned]) -> Result<(), ExportError> {
 
 /// Opens the blob store the way the service does, without ever creating a master key: if there
 /// is none, there cannot be any image to read.
-fn open_blobs(config: &Config) -> Result<BlobStore, ExportError> {
+async fn open_blobs(config: &Config) -> Result<BlobStore, ExportError> {
     let keys = MasterKeys::open_existing(&config.master_key_path()).map_err(ExportError::Keys)?;
-    let root = config.blob_dir();
-    BlobStore::new(root.clone(), Arc::new(keys)).map_err(io_error(&root))
+    BlobStore::open(&config.blob_location(), Arc::new(keys))
+        .await
+        .map_err(ExportError::Blobs)
 }
 
 async fn decrypt(config: &Config, company: &CompanyId, id: &ConsultationId, planned: Vec<Planned>) -> Result<Vec<Ready>, ExportError> {
-    let blobs = open_blobs(config)?;
+    let blobs = open_blobs(config).await?;
     let mut ready = Vec::with_capacity(planned.len());
     for slot in planned {
         ready.push(match slot {
@@ -153,7 +164,7 @@ async fn decrypt(config: &Config, company: &CompanyId, id: &ConsultationId, plan
                 match blobs.get(&blob, &context).await {
                     Ok(bytes) => Ready::File { side, path, bytes },
                     // The sweeper deletes the file before marking the image purged: a purge under way.
-                    Err(BlobError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ready::Purged(side),
+                    Err(BlobError::Missing) => Ready::Purged(side),
                     Err(source) => return Err(ExportError::Blob { side, source }),
                 }
             }
