@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
-use support::{Service, TempDir, BIN};
+use support::{Mode, Service, TempDir, BIN};
 
 const SHIPPED_LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/worker/data/2ddoc/ants-tsl.xml");
 
@@ -179,6 +179,15 @@ async fn the_shipped_list_imports_and_is_used_after_a_restart() {
     let mode = std::fs::metadata(imported_path(&svc)).expect("imported file").permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert_eq!(std::fs::read_to_string(imported_path(&svc)).unwrap(), shipped_list());
+    if svc.mode == Mode::Distributed {
+        // The workers share no directory with the gateway: the list reaches theirs through the
+        // blob store.
+        let copy = svc.worker_data_dir().join("trust/ants-tsl.xml");
+        support::eventually(Duration::from_secs(20), "the workers' copy of the list", || async {
+            std::fs::read_to_string(&copy).is_ok_and(|xml| xml == shipped_list())
+        })
+        .await;
+    }
 
     svc.stop();
     svc.boot().await;
@@ -244,8 +253,12 @@ async fn an_expired_list_is_a_warning_at_start() {
     // The list in use is past its next update (an import long ago, never renewed).
     let expired = shipped_list().replacen("<tsl:dateTime>2027-05-11T14:00:00Z<", "<tsl:dateTime>2026-06-01T00:00:00Z<", 1);
     assert_ne!(expired, shipped_list(), "the next update was replaced");
-    std::fs::create_dir_all(svc.data_dir().join("trust")).unwrap();
-    std::fs::write(imported_path(&svc), &expired).unwrap();
+    // Each host reads the list imported into its own data dir: in distributed mode the workers'
+    // too (they share no directory with the gateway).
+    for data in [svc.data_dir(), svc.worker_data_dir()] {
+        std::fs::create_dir_all(data.join("trust")).unwrap();
+        std::fs::write(data.join("trust/ants-tsl.xml"), &expired).unwrap();
+    }
     svc.boot().await;
     // In distributed mode the workers print it, and the gateway does not wait for them.
     support::eventually(Duration::from_secs(20), "the expiry warning", || async {

@@ -4,6 +4,7 @@
 use super::Ctx;
 use crate::output;
 use chrono::Utc;
+use common::blobs::BlobStore;
 use common::store::RepoError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 ..trust_import::ImportOptions::default()
             };
             let imported = trust_import::import(&data_dir, &file, &options).map_err(|e| RepoError::Refused(e.to_string()))?;
+            publish(ctx, &imported.path).await?;
             Ok(output::print(ctx.json, &imported))
         }
         Command::Show => {
@@ -52,4 +54,17 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             Ok(output::print(ctx.json, &value))
         }
     }
+}
+
+/// Hands the list just imported to the workers of other hosts, through the blob store (see
+/// `worker::trust_sync`).
+async fn publish(ctx: &Ctx, imported: &std::path::Path) -> Result<(), RepoError> {
+    let unpublished = |e: String| RepoError::Refused(format!("imported here, but not handed to the workers: {e}"));
+    let xml = std::fs::read_to_string(imported).map_err(|e| unpublished(e.to_string()))?;
+    let blobs = BlobStore::open(&ctx.config.blob_location(), ctx.keys()?)
+        .await
+        .map_err(|e| unpublished(e.to_string()))?;
+    worker::trust_sync::publish(&blobs, &xml)
+        .await
+        .map_err(|e| unpublished(e.to_string()))
 }
