@@ -17,12 +17,18 @@ pub struct SandboxArgs {
     /// Build the analysis engine before announcing the child ready (children that analyse).
     #[arg(long)]
     engine: bool,
+    /// Run this many steps below the parent's CPU priority (nice): batch analyses.
+    #[arg(long, default_value_t = 0)]
+    lower_priority: u8,
 }
 
 pub fn run(args: SandboxArgs) -> ExitCode {
     common::telemetry::init();
     if let Err(error) = child::apply_limits(args.address_space_mb) {
         return output::fail(&format!("cannot limit the sandbox: {error}"));
+    }
+    if let Err(error) = child::lower_priority(args.lower_priority) {
+        return output::fail(&format!("cannot lower the sandbox's priority: {error}"));
     }
     let mut analyser = match ChildAnalyser::new() {
         Ok(analyser) => analyser,

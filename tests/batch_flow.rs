@@ -78,7 +78,7 @@ async fn deposit_files_are_encrypted_at_rest_and_deleted_after_processing() {
     let batch = svc.open_batch(&co.key, None).await;
     let file = support::png(48, 7);
     svc.deposit(&co.key, &batch, "identite", &file).await;
-    let blobs = svc.data_dir().join("blobs");
+    let blobs = svc.blob_dir();
     let stored = common::test_fixtures::files_under(&blobs);
     assert_eq!(stored.len(), 1);
     let raw = std::fs::read(&stored[0]).expect("blob");
@@ -169,8 +169,87 @@ fn serve_creates_its_data_dir_with_a_private_master_key() {
     use std::os::unix::fs::PermissionsExt;
     let rt = tokio::runtime::Runtime::new().unwrap();
     let svc = rt.block_on(Service::start(&[]));
-    let key = svc.data_dir().join("master.key");
+    let key = svc.master_key_path();
     assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
     assert!(svc.data_dir().join("sceau.db").exists());
     drop(svc);
+}
+
+/// A `sceau sandbox` child of the service's processes that analyses documents.
+#[derive(Debug)]
+struct AnalysisChild {
+    /// Started for batch documents, below the service's priority.
+    lowered: bool,
+    nice: i64,
+    /// The names of its environment variables.
+    variables: Vec<String>,
+}
+
+fn analysis_children(svc: &Service) -> Vec<AnalysisChild> {
+    let parents: Vec<String> = svc.pids().into_iter().map(|(_, pid)| pid.to_string()).collect();
+    let split = |bytes: &[u8]| -> Vec<String> { bytes.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect() };
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let (Ok(stat), Ok(cmdline), Ok(environ)) = (
+            std::fs::read_to_string(entry.path().join("stat")),
+            std::fs::read(entry.path().join("cmdline")),
+            std::fs::read(entry.path().join("environ")),
+        ) else {
+            continue;
+        };
+        let args = split(&cmdline);
+        if !(args.iter().any(|a| a == "sandbox") && args.iter().any(|a| a == "--engine")) {
+            continue;
+        }
+        // After the command name in parentheses: state, ppid, … nice is the 19th field.
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        if fields.len() > 16 && parents.iter().any(|p| p == fields[1]) {
+            children.push(AnalysisChild {
+                lowered: args.iter().any(|a| a == "--lower-priority"),
+                nice: fields[16].parse().expect("nice"),
+                variables: split(&environ)
+                    .iter()
+                    .filter_map(|v| v.split_once('=').map(|(name, _)| name.to_owned()))
+                    .collect(),
+            });
+        }
+    }
+    children
+}
+
+/// Batch documents are analysed by children running below the service's CPU priority, so that a
+/// journey arriving meanwhile takes the CPU first; a journey's child keeps the service's priority.
+#[tokio::test]
+async fn batch_documents_are_analysed_below_the_services_priority_and_journeys_are_not() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let batch = svc.open_batch(&co.key, None).await;
+    svc.deposit(&co.key, &batch, "identite", &support::png(64, 3)).await;
+    svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    svc.wait_batch(&co.key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    let workflow = support::journey::workflow(&svc, &co, "identite", None);
+    let (photo, selfie) = (support::png(64, 4), support::png(64, 5));
+    let files: [(&str, &[u8], &str); 2] = [("front", &photo, "image/png"), ("selfie", &selfie, "image/png")];
+    support::journey::complete(&svc, &co, &workflow, "priority", &files).await;
+    let children = analysis_children(&svc);
+    let (batch_children, journey_children): (Vec<_>, Vec<_>) = children.iter().partition(|c| c.lowered);
+    assert!(!batch_children.is_empty() && !journey_children.is_empty(), "{children:?}");
+    assert!(
+        batch_children.iter().all(|c| c.nice == 19),
+        "SCEAU_BATCH_NICE's default: {children:?}"
+    );
+    assert!(journey_children.iter().all(|c| c.nice == 0), "{children:?}");
+    // No child holds a credential of the service, yet each has its configuration. The distributed
+    // pass gives the services AWS_SECRET_ACCESS_KEY and a broker URL with its password.
+    let secrets = ["SCEAU_AMQP_URL", "SCEAU_REDIS_URL", "SCEAU_SMTP_URL", "SCEAU_MASTER_KEY_FILE"];
+    for child in &children {
+        assert!(child.variables.iter().any(|v| v == "SCEAU_DATA_DIR"), "{child:?}");
+        let held: Vec<&String> = child
+            .variables
+            .iter()
+            .filter(|v| secrets.contains(&v.as_str()) || v.starts_with("AWS_"))
+            .collect();
+        assert!(held.is_empty(), "a sandbox child holds {held:?}");
+    }
 }

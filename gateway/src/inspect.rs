@@ -23,7 +23,7 @@ pub async fn page_count(sandbox: &Sandbox, kind: FileKind, bytes: &[u8]) -> Resu
                 "the PDF is too complex to be read within the service's limits".to_owned(),
             )))
         }
-        Err(error @ SandboxError::Unavailable(_)) => {
+        Err(error @ (SandboxError::Unavailable(_) | SandboxError::Starved(_))) => {
             tracing::error!(%error, "no sandbox to count the pages of a PDF");
             Err(ApiError::unavailable("The document cannot be checked right now; retry shortly.", 5))
         }

@@ -6,9 +6,14 @@ use chrono::{DateTime, Utc};
 use common::capabilities::Capabilities;
 use common::config::Config;
 use common::sandbox::{Sandbox, SandboxCommand, ANALYSIS_ADDRESS_SPACE_MB};
+use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use worker::analysis::{BuiltinEngine, EngineOptions, SandboxedEngine};
+use worker::analysis::{BuiltinEngine, Engine, EngineOptions, SandboxedEngine};
+
+/// Sweeps between two looks at the trust list published in the blob store (10 s by default): an
+/// import reaches every worker host within that.
+const TRUST_SYNC_SWEEPS: u32 = 10;
 
 /// Checks the analysis engine builds (trust list, register, OCR probe), then starts the pool and the
 /// reaper.
@@ -22,12 +27,13 @@ pub fn start(
     // Built once here so a bad trust list or register fails at start, with its warnings logged once;
     // the documents themselves are analysed by the same engine inside sandbox children.
     drop(BuiltinEngine::build(EngineOptions::from_config(config))?);
-    let sandbox = Sandbox::new(SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine(), concurrency);
-    let engine = SandboxedEngine::new(sandbox, config.analysis_timeout);
+    let (engine, batch_engine) = engines(config, concurrency)?;
     let pool = worker::jobs::Worker {
         queue: backends.queue.clone(),
         blobs: backends.blobs.clone(),
-        engine: std::sync::Arc::new(engine),
+        engine,
+        batch_engine,
+        realtime_slots: config.realtime_slots,
         flags: backends.flags.clone(),
         in_flight: Default::default(),
         paused: Default::default(),
@@ -46,6 +52,12 @@ pub fn start(
         ));
     }
     tasks.spawn(pool.run(concurrency, shutdown.clone()));
+    tasks.spawn(worker::trust_sync::run(
+        backends.blobs.clone(),
+        config.data_dir.clone(),
+        TRUST_SYNC_SWEEPS * config.sweep_interval,
+        shutdown.clone(),
+    ));
     tasks.spawn(worker::reaper::run(
         backends.deadlines.clone(),
         backends.queue.clone(),
@@ -53,6 +65,20 @@ pub fn start(
         shutdown.clone(),
     ));
     Ok(())
+}
+
+/// The engines of journeys and of batch documents. Any slot may run a journey, the batch slots
+/// only batch documents; batch documents are analysed by children `SCEAU_BATCH_NICE` steps below
+/// the service's CPU priority, in a pool of their own (one pool serves both when it is 0).
+fn engines(config: &Config, concurrency: usize) -> anyhow::Result<(Arc<dyn Engine>, Arc<dyn Engine>)> {
+    let command = SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine();
+    let realtime = Sandbox::new(command.clone(), concurrency + config.realtime_slots);
+    let engine: Arc<dyn Engine> = Arc::new(SandboxedEngine::new(realtime, config.analysis_timeout));
+    if config.batch_nice == 0 {
+        return Ok((engine.clone(), engine));
+    }
+    let batch = Sandbox::new(command.with_lower_priority(config.batch_nice), concurrency);
+    Ok((engine, Arc::new(SandboxedEngine::new(batch, config.analysis_timeout))))
 }
 
 /// One line on stderr per program the engine misses (what it costs, how to install it), and a warning

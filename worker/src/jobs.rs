@@ -7,7 +7,7 @@ use crate::analysis::{Engine, EngineError};
 use crate::flags::LiveFlags;
 use crate::share::RealtimeShare;
 use common::analysis::AnalysisInput;
-use common::blobs::BlobStore;
+use common::blobs::{outage, BlobStore};
 use common::domain::{DocumentCategory, ItemError, Mode};
 use common::messages::{Job, JobOutcome, JobSource, JobV1, RecorderMessage, RecorderV1};
 use common::queue::consumer::{self, Settle};
@@ -27,7 +27,14 @@ const DRAIN_POLL: Duration = Duration::from_millis(250);
 pub struct Worker {
     pub queue: Arc<dyn Queue>,
     pub blobs: BlobStore,
+    /// The engine of journeys' documents.
     pub engine: Arc<dyn Engine>,
+    /// The engine of batch documents: the same, or one whose analyses run at a lower OS priority
+    /// so that a journey's analysis takes the CPU first.
+    pub batch_engine: Arc<dyn Engine>,
+    /// Slots beside the pool's `concurrency` that take real-time jobs only: a journey never
+    /// waits for a batch document to finish.
+    pub realtime_slots: usize,
     pub flags: Arc<dyn LiveFlags>,
     /// Jobs being processed now (reported by the worker's heartbeat).
     pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
@@ -73,19 +80,22 @@ enum JobError {
 }
 
 impl Worker {
-    /// Runs `concurrency` consumers until `shutdown`; each finishes its job in hand first.
+    /// Runs `concurrency` consumers of every lane and the `realtime_slots` of the real-time lane
+    /// until `shutdown`; each finishes its job in hand first.
     pub async fn run(self, concurrency: usize, shutdown: CancellationToken) {
-        let share = Arc::new(RealtimeShare::for_concurrency(concurrency.max(1)));
+        let general = concurrency.max(1);
+        let share = Arc::new(RealtimeShare::for_concurrency(general + self.realtime_slots));
         let mut tasks = tokio::task::JoinSet::new();
-        for slot in 0..concurrency.max(1) {
+        for slot in 0..general + self.realtime_slots {
             let worker = self.clone();
             let (share, shutdown) = (share.clone(), shutdown.clone());
-            tasks.spawn(async move { worker.consume(slot, &share, shutdown).await });
+            let lanes = worker.lanes(slot >= general);
+            tasks.spawn(async move { worker.consume(slot, lanes, &share, shutdown).await });
         }
         while tasks.join_next().await.is_some() {}
     }
 
-    async fn consume(&self, slot: usize, share: &RealtimeShare, shutdown: CancellationToken) {
+    async fn consume(&self, slot: usize, lanes: &'static [Topic], share: &RealtimeShare, shutdown: CancellationToken) {
         let mut handled = Handled::Done;
         loop {
             if !self.may_take_work(slot, &shutdown).await {
@@ -96,7 +106,7 @@ impl Worker {
             // the lane holds more, and another company's journey may be among them.
             let (lanes, grace) = match handled {
                 Handled::Moved => (&[Topic::JobsRealtime][..], MOVE_GRACE),
-                Handled::Done => (self.lanes(), Duration::MAX),
+                Handled::Done => (lanes, Duration::MAX),
             };
             // Waiting for a job stops as soon as a drain starts: the job stays with the queue.
             let delivery = tokio::select! {
@@ -121,14 +131,15 @@ impl Worker {
         }
     }
 
-    /// The topics jobs are taken from, in priority order: real-time first, then, on a queue that
-    /// leaves sharing the real-time lane to the workers, the real-time jobs over their company's
-    /// share, then batch.
-    fn lanes(&self) -> &'static [Topic] {
-        if self.queue.shares_fairly(Topic::JobsRealtime) {
-            &[Topic::JobsRealtime, Topic::JobsBatch]
-        } else {
-            &[Topic::JobsRealtime, Topic::JobsRealtimeOverflow, Topic::JobsBatch]
+    /// The topics a slot takes jobs from, in priority order: real-time first, then, on a queue
+    /// that leaves sharing the real-time lane to the workers, the real-time jobs over their
+    /// company's share, then batch, unless the slot is reserved for the real-time lane.
+    fn lanes(&self, reserved: bool) -> &'static [Topic] {
+        match (self.queue.shares_fairly(Topic::JobsRealtime), reserved) {
+            (true, false) => &[Topic::JobsRealtime, Topic::JobsBatch],
+            (true, true) => &[Topic::JobsRealtime],
+            (false, false) => &[Topic::JobsRealtime, Topic::JobsRealtimeOverflow, Topic::JobsBatch],
+            (false, true) => &[Topic::JobsRealtime, Topic::JobsRealtimeOverflow],
         }
     }
 
@@ -273,7 +284,10 @@ impl Worker {
         }
         let mut last = None;
         for _ in 0..ENGINE_ATTEMPTS {
-            let engine = self.engine.clone();
+            let engine = match job.source {
+                JobSource::BatchItem { .. } => self.batch_engine.clone(),
+                JobSource::Verification { .. } => self.engine.clone(),
+            };
             let input = input.clone();
             // A panic must not take the worker down, nor become a finding: the job is handed back,
             // and after the delivery limit it is a poison message in the dead-letter queue, where
@@ -301,8 +315,7 @@ impl Worker {
 
     async fn read_files(&self, job: &JobV1) -> Result<AnalysisInput, JobError> {
         let read = |name: String| async move {
-            self.blobs
-                .get(&name, &job.blob_context)
+            outage::waiting_out("reading a document", || self.blobs.get(&name, &job.blob_context))
                 .await
                 .map_err(|e| JobError::Transient(format!("cannot read document: {e}")))
         };
@@ -460,6 +473,8 @@ mod poison_tests {
             queue: Arc::new(queue.clone()),
             blobs,
             engine: Arc::new(PanickingEngine),
+            batch_engine: Arc::new(PanickingEngine),
+            realtime_slots: 0,
             flags: Arc::new(StoreFlags(store.clone())),
             in_flight: Default::default(),
             paused: Default::default(),

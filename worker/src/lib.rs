@@ -6,3 +6,4 @@ pub mod jobs;
 mod magic;
 pub mod reaper;
 mod share;
+pub mod trust_sync;

@@ -1,7 +1,8 @@
 //! The real-time lane on a queue that hands it out first in, first out (as RabbitMQ does): the
 //! worker keeps a company to its share of the slots, so another company's journey waiting behind
-//! a burst is taken next, not last. An in-memory queue stands in for the broker, and an engine
-//! that holds every document until the test lets it go keeps the jobs in flight.
+//! a burst is taken next, not last; and a slot reserved for journeys takes one at once while batch
+//! documents fill the others. An in-memory queue stands in for the broker, and engines that hold
+//! every document until the test lets them go keep the jobs in flight.
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -9,17 +10,16 @@ use common::analysis::{AnalysisInput, AnalysisReport};
 use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
 use common::domain::{DocumentCategory, ItemError};
-use common::ids::{CompanyId, VerificationId};
+use common::ids::{BatchId, BatchItemId, CompanyId, VerificationId};
 use common::messages::{Job, JobSource, JobV1, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
-use common::store::Store;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use worker::analysis::{Engine, EngineError};
-use worker::flags::StoreFlags;
+use worker::flags::{FlagError, LiveFlags};
 use worker::jobs::Worker;
 
 /// Messages waiting (topic, payload, tag), messages handed out by tag, and the last tag.
@@ -29,6 +29,8 @@ type FifoState = (VecDeque<(Topic, Vec<u8>, u64)>, HashMap<u64, (Topic, Vec<u8>)
 struct FifoQueue {
     fair: bool,
     state: Mutex<FifoState>,
+    /// Every delivery handed out, in order: its topic and its document's blob.
+    handed: Mutex<Vec<(Topic, String)>>,
 }
 
 impl FifoQueue {
@@ -36,6 +38,7 @@ impl FifoQueue {
         Self {
             fair,
             state: Mutex::new((VecDeque::new(), HashMap::new(), 0)),
+            handed: Mutex::new(Vec::new()),
         }
     }
 
@@ -44,6 +47,9 @@ impl FifoQueue {
         let position = topics.iter().find_map(|t| state.0.iter().position(|(topic, _, _)| topic == t))?;
         let (topic, payload, tag) = state.0.remove(position)?;
         state.1.insert(tag, (topic, payload.clone()));
+        if let Ok(Job::V1(job)) = serde_json::from_slice::<Job>(&payload) {
+            self.handed.lock().unwrap().push((topic, job.front_blob));
+        }
         Some(Delivery {
             topic,
             payload,
@@ -90,17 +96,19 @@ impl Queue for FifoQueue {
     }
 }
 
-/// Records the documents it is given (their bytes are their names), in order, and answers none
-/// until the gate opens.
+/// Records the documents it is given (their bytes are their names, after the engine's `prefix`),
+/// in order, in a list the engines of one worker share, and answers none until the gate opens.
 struct HeldEngine {
-    seen: Mutex<Vec<String>>,
-    gate: watch::Sender<bool>,
+    prefix: &'static str,
+    seen: Arc<Mutex<Vec<String>>>,
+    gate: Arc<watch::Sender<bool>>,
 }
 
 #[async_trait]
 impl Engine for HeldEngine {
     async fn analyse(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
-        self.seen.lock().unwrap().push(String::from_utf8_lossy(&input.front).into_owned());
+        let name = String::from_utf8_lossy(&input.front);
+        self.seen.lock().unwrap().push(format!("{}{name}", self.prefix));
         let mut open = self.gate.subscribe();
         let _ = open.wait_for(|open| *open).await;
         Ok(worker::analysis::unanalysable(ItemError::UnreadableDocument, "test"))
@@ -111,7 +119,25 @@ impl Engine for HeldEngine {
     }
 }
 
-/// A worker of two slots on a queue, with an engine that holds every document.
+/// Every batch open, AI allowed, no drain.
+struct OpenFlags;
+
+#[async_trait]
+impl LiveFlags for OpenFlags {
+    async fn batch_accepts_work(&self, _: &BatchId) -> Result<bool, FlagError> {
+        Ok(true)
+    }
+    async fn ai_enabled(&self, _: &CompanyId) -> Result<bool, FlagError> {
+        Ok(true)
+    }
+    async fn draining(&self) -> Result<bool, FlagError> {
+        Ok(false)
+    }
+}
+
+/// A worker of two slots (and `realtime_slots` reserved for journeys) on a queue, with engines
+/// that hold every document: journeys' documents are seen under their name, batch documents as
+/// `batch:<name>`.
 struct Bench {
     dir: std::path::PathBuf,
     blobs: BlobStore,
@@ -121,25 +147,36 @@ struct Bench {
     worker: Option<Worker>,
     running: Option<tokio::task::JoinHandle<()>>,
     published: usize,
+    /// The document's name of each blob.
+    names: HashMap<String, String>,
 }
 
 impl Bench {
     /// The bench, its worker not started yet.
-    fn new(fair_queue: bool) -> Bench {
+    fn new(fair_queue: bool, realtime_slots: usize) -> Bench {
         let dir = std::env::temp_dir().join(format!("sceau-share-{}", common::ids::random_hex(8)));
-        let store = Store::open(&dir.join("db.sqlite")).unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
         let keys = Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
         let blobs = BlobStore::new(dir.join("blobs"), keys).unwrap();
         let queue = Arc::new(FifoQueue::new(fair_queue));
+        let (seen, gate) = (Arc::new(Mutex::new(Vec::new())), Arc::new(watch::channel(false).0));
         let engine = Arc::new(HeldEngine {
-            seen: Mutex::new(Vec::new()),
-            gate: watch::channel(false).0,
+            prefix: "",
+            seen: seen.clone(),
+            gate: gate.clone(),
+        });
+        let batch_engine = Arc::new(HeldEngine {
+            prefix: "batch:",
+            seen,
+            gate,
         });
         let worker = Worker {
             queue: queue.clone(),
             blobs: blobs.clone(),
             engine: engine.clone(),
-            flags: Arc::new(StoreFlags(store)),
+            batch_engine,
+            realtime_slots,
+            flags: Arc::new(OpenFlags),
             in_flight: Default::default(),
             paused: Default::default(),
         };
@@ -152,6 +189,7 @@ impl Bench {
             worker: Some(worker),
             running: None,
             published: 0,
+            names: HashMap::new(),
         }
     }
 
@@ -163,15 +201,30 @@ impl Bench {
 
     /// Puts a journey's job of `company` on the real-time lane; its document's bytes are `name`.
     async fn journey(&mut self, company: &CompanyId, name: &str) {
+        let source = JobSource::Verification {
+            verification_id: VerificationId::generate(Utc::now()),
+        };
+        self.publish(Topic::JobsRealtime, company, source, name).await;
+    }
+
+    /// Puts a batch document of `company` on the batch lane; its bytes are `name`.
+    async fn batch_document(&mut self, company: &CompanyId, name: &str) {
+        let source = JobSource::BatchItem {
+            batch_id: BatchId::generate(Utc::now()),
+            item_id: BatchItemId::generate(Utc::now()),
+        };
+        self.publish(Topic::JobsBatch, company, source, name).await;
+    }
+
+    async fn publish(&mut self, topic: Topic, company: &CompanyId, source: JobSource, name: &str) {
         let blob = format!("{:032x}", self.published);
         self.published += 1;
         let context = format!("company={company};test={name}");
         self.blobs.put(&blob, &context, name.as_bytes().to_vec()).await.unwrap();
+        self.names.insert(blob.clone(), name.to_owned());
         let job = Job::V1(JobV1 {
             company_id: company.clone(),
-            source: JobSource::Verification {
-                verification_id: VerificationId::generate(Utc::now()),
-            },
+            source,
             category: DocumentCategory::Identite,
             front_blob: blob,
             back_blob: None,
@@ -182,7 +235,7 @@ impl Bench {
             mode: common::domain::Mode::Live,
         });
         self.queue
-            .publish(Topic::JobsRealtime, serde_json::to_vec(&job).unwrap(), Duration::ZERO)
+            .publish(topic, serde_json::to_vec(&job).unwrap(), Duration::ZERO)
             .await
             .unwrap();
     }
@@ -250,7 +303,7 @@ fn first_two(seen: &[String]) -> Vec<String> {
 #[tokio::test]
 async fn another_companys_journey_waiting_behind_a_burst_is_taken_next() {
     let (a, b) = companies();
-    let mut bench = Bench::new(false);
+    let mut bench = Bench::new(false, 0);
     for i in 0..6 {
         bench.journey(&a, &format!("A{i}")).await;
     }
@@ -269,7 +322,7 @@ async fn another_companys_journey_waiting_behind_a_burst_is_taken_next() {
 #[tokio::test]
 async fn a_journey_arriving_during_a_burst_goes_ahead_of_it() {
     let (a, b) = companies();
-    let mut bench = Bench::new(false);
+    let mut bench = Bench::new(false, 0);
     for i in 0..6 {
         bench.journey(&a, &format!("A{i}")).await;
     }
@@ -278,18 +331,28 @@ async fn a_journey_arriving_during_a_burst_goes_ahead_of_it() {
     bench.engine_holds(2).await;
     assert!(bench.seen().iter().all(|d| d.starts_with('A')));
     bench.journey(&b, "B0").await;
-    let seen = bench.finish().await;
-    let place = seen.iter().position(|d| d == "B0").unwrap();
+    let (queue, names) = (bench.queue.clone(), bench.names.clone());
+    bench.finish().await;
+    // The order jobs are handed out, not the order the engine meets them: a slot's read of its
+    // document may take longer than the other's on a loaded machine.
+    let handed: Vec<(Topic, String)> = queue
+        .handed
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(t, blob)| (*t, names[blob].clone()))
+        .collect();
+    let at = |topic: Topic, name: &str| handed.iter().position(|(t, n)| *t == topic && n == name).unwrap();
     assert!(
-        place <= 3,
-        "B's job is taken by the first slot to free up, not after A's burst: {seen:?}"
+        at(Topic::JobsRealtime, "B0") < at(Topic::JobsRealtimeOverflow, "A3"),
+        "B's job is taken by the first slot to free up, not after A's burst: {handed:?}"
     );
 }
 
 #[tokio::test]
 async fn a_queue_that_shares_fairly_is_left_to_do_it() {
     let (a, b) = companies();
-    let mut bench = Bench::new(true);
+    let mut bench = Bench::new(true, 0);
     for i in 0..6 {
         bench.journey(&a, &format!("A{i}")).await;
     }
@@ -298,5 +361,27 @@ async fn a_queue_that_shares_fairly_is_left_to_do_it() {
     bench.engine_holds(2).await;
     assert_eq!(first_two(&bench.seen()), ["A0", "A1"], "the worker leaves the order to the queue");
     assert_eq!(bench.published_on(Topic::JobsRealtimeOverflow, |_| true), 0);
+    bench.finish().await;
+}
+
+#[tokio::test]
+async fn a_journey_takes_the_reserved_slot_while_batch_documents_fill_the_others() {
+    let (a, b) = companies();
+    let mut bench = Bench::new(false, 1);
+    for i in 0..4 {
+        bench.batch_document(&a, &format!("D{i}")).await;
+    }
+    bench.start();
+    bench.engine_holds(2).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let held = bench.seen();
+    assert_eq!(held.len(), 2, "the reserved slot takes no batch document: {held:?}");
+    assert!(
+        held.iter().all(|d| d.starts_with("batch:D")),
+        "batch documents go to the batch engine: {held:?}"
+    );
+    bench.journey(&b, "J0").await;
+    bench.engine_holds(3).await;
+    assert_eq!(bench.seen()[2], "J0", "taken at once, by the journeys' engine");
     bench.finish().await;
 }

@@ -32,6 +32,9 @@ pub struct AmqpOptions {
     /// Unacknowledged webhook events, when the notifier's delivery slots are not the worker's
     /// (`None`: `prefetch`). Fewer than its slots would let a receiver that hangs hold them all.
     pub events_prefetch: Option<u16>,
+    /// Unacknowledged real-time jobs, when the worker has slots for them beside `prefetch`
+    /// (`None`: `prefetch`).
+    pub realtime_prefetch: Option<u16>,
     /// A message handed out this many times is dead-lettered instead of retried (poison limit).
     pub delivery_limit: u32,
     /// How long a publish may take, waiting for a connection included, before it is an error.
@@ -41,8 +44,9 @@ pub struct AmqpOptions {
 impl AmqpOptions {
     /// The prefetch of `topic`'s consumer.
     fn prefetch_for(&self, topic: Topic) -> u16 {
-        match (topic, self.events_prefetch) {
-            (Topic::Events, Some(events)) => events,
+        match (topic, self.events_prefetch, self.realtime_prefetch) {
+            (Topic::Events, Some(events), _) => events,
+            (Topic::JobsRealtime | Topic::JobsRealtimeOverflow, _, Some(realtime)) => realtime,
             _ => self.prefetch,
         }
     }
@@ -53,6 +57,7 @@ impl Default for AmqpOptions {
         AmqpOptions {
             prefetch: 1,
             events_prefetch: None,
+            realtime_prefetch: None,
             delivery_limit: 5,
             confirm_timeout: Duration::from_secs(5),
         }
@@ -301,7 +306,7 @@ impl Queue for AmqpQueue {
 }
 
 fn check_options(options: &AmqpOptions) -> Result<(), QueueError> {
-    let problem = if options.prefetch == 0 || options.events_prefetch == Some(0) {
+    let problem = if options.prefetch == 0 || options.events_prefetch == Some(0) || options.realtime_prefetch == Some(0) {
         "prefetch must be at least 1 (0 would mean unlimited)"
     } else if options.delivery_limit == 0 {
         "delivery_limit must be at least 1"

@@ -15,6 +15,15 @@ pub fn apply_limits(address_space_mb: u64) -> nix::Result<()> {
     setrlimit(Resource::RLIMIT_CORE, 0, 0)
 }
 
+/// Lowers this process's CPU priority by `steps` (nice), before any thread or program starts, so
+/// that they all inherit it: a batch document's analysis yields the CPU to a journey's.
+pub fn lower_priority(steps: u8) -> std::io::Result<()> {
+    if steps > 0 {
+        rustix::process::nice(i32::from(steps))?;
+    }
+    Ok(())
+}
+
 /// Announces `ready` (the child's start, done or failed), then reads requests from stdin and writes
 /// each answer to stdout until stdin closes.
 pub fn serve(ready: Result<(), String>, mut handle: impl FnMut(Request) -> Response) -> io::Result<()> {

@@ -7,6 +7,7 @@
 //! as `sceau sandbox`, which sets its limits before it reads a byte.
 
 pub mod child;
+mod cpu_time;
 mod pool;
 pub mod protocol;
 

@@ -2,6 +2,7 @@
 //! overruns its deadline is killed with its whole process group (the OCR and rendering programs it
 //! started included) and reaped; the next request starts a fresh one.
 
+use super::cpu_time::{self, Overrun};
 use super::protocol::{self, Response};
 use super::Task;
 use nix::sys::signal::{killpg, Signal};
@@ -21,6 +22,9 @@ const USES_PER_CHILD: u32 = 64;
 /// request's deadline.
 const START_DEADLINE: Duration = Duration::from_secs(60);
 
+/// The flag of `sceau sandbox` that lowers its priority.
+const LOWER_PRIORITY_FLAG: &str = "--lower-priority";
+
 /// How to start a child: the `sceau` binary itself, as `sceau sandbox`.
 #[derive(Debug, Clone)]
 pub struct SandboxCommand {
@@ -37,6 +41,20 @@ impl SandboxCommand {
         })
     }
 
+    /// Asks the child to run `steps` below the service's CPU priority (nice); 0 changes nothing.
+    /// Its deadline is then counted in its CPU time: a wait for the CPU is not the document's.
+    pub fn with_lower_priority(mut self, steps: u8) -> Self {
+        if steps > 0 {
+            self.args.extend([LOWER_PRIORITY_FLAG.to_owned(), steps.to_string()]);
+        }
+        self
+    }
+
+    /// Whether the child runs below the service's priority, its deadline then in CPU time.
+    fn counts_cpu_time(&self) -> bool {
+        self.args.iter().any(|a| a == LOWER_PRIORITY_FLAG)
+    }
+
     /// Also asks the child to build the analysis engine before it announces itself ready.
     pub fn with_engine(mut self) -> Self {
         self.args.push("--engine".to_owned());
@@ -50,6 +68,10 @@ pub enum SandboxError {
     /// The work ran past its deadline; its child was killed.
     #[error("the work took longer than {} s and was stopped", .0.as_secs_f32())]
     TimedOut(Duration),
+    /// A lower-priority child waited for the CPU far past its deadline without using it up; it was
+    /// killed. The machine is overloaded: not the document's fault.
+    #[error("the work waited over {} s for the CPU and was stopped", .0.as_secs_f32())]
+    Starved(Duration),
     /// The child was killed by a signal while working: its memory limit (an allocation failed and it
     /// aborted), a stack overflow, or a crash on these bytes.
     #[error("the work exceeded the sandbox's limits ({0})")]
@@ -112,22 +134,31 @@ impl Sandbox {
             protocol::write_request(&mut worker.stdin, T::NAME, body, files).await?;
             protocol::read_response(&mut worker.stdout).await
         };
-        let answer = match tokio::time::timeout(deadline, exchange).await {
+        let pid = worker.pid;
+        let watched = if self.inner.command.counts_cpu_time() {
+            cpu_time::within(pid, deadline, exchange).await
+        } else {
+            tokio::time::timeout(deadline, exchange).await.map_err(|_| Overrun::Cpu)
+        };
+        let answer = match watched {
             Ok(Ok(response)) => response,
             Ok(Err(io_error)) => {
                 let status = worker.end().await;
                 return Err(classify_death(status, &io_error));
             }
-            Err(_) => {
-                let pid = worker.pid;
+            Err(overrun) => {
                 worker.stop().await;
                 tracing::warn!(
                     task = T::NAME,
                     pid,
                     deadline_ms = deadline.as_millis() as u64,
+                    ?overrun,
                     "sandbox child killed at its deadline"
                 );
-                return Err(SandboxError::TimedOut(deadline));
+                return Err(match overrun {
+                    Overrun::Cpu => SandboxError::TimedOut(deadline),
+                    Overrun::Wall => SandboxError::Starved(deadline * cpu_time::WALL_BACKSTOP_FACTOR),
+                });
             }
         };
         worker.uses += 1;
@@ -155,7 +186,11 @@ impl Sandbox {
     /// Starts a child and waits for its ready frame, so its start is not charged to a document.
     async fn spawn(&self) -> Result<Worker, SandboxError> {
         let command = &self.inner.command;
-        let mut child = tokio::process::Command::new(&command.program)
+        let mut child = tokio::process::Command::new(&command.program);
+        for name in secret_variables() {
+            child.env_remove(name);
+        }
+        let mut child = child
             .args(&command.args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -232,6 +267,18 @@ impl Worker {
             let _ = self.child.start_kill();
         }
     }
+}
+
+/// Variables of the service's environment that hold credentials no child needs: the object
+/// store's (`AWS_*`) and the URLs of the broker, Redis and mail server (with their passwords), and
+/// where the master key is. A parser that went wrong in a child can read its own environment.
+const KEPT_FROM_CHILDREN: &[&str] = &["SCEAU_AMQP_URL", "SCEAU_REDIS_URL", "SCEAU_SMTP_URL", "SCEAU_MASTER_KEY_FILE"];
+
+fn secret_variables() -> impl Iterator<Item = std::ffi::OsString> {
+    std::env::vars_os().map(|(name, _)| name).filter(|name| {
+        name.to_str()
+            .is_some_and(|name| name.starts_with("AWS_") || KEPT_FROM_CHILDREN.contains(&name))
+    })
 }
 
 /// A child killed by a signal died on the work (its memory limit makes an allocation fail and the

@@ -86,6 +86,7 @@ fn options() -> AmqpOptions {
     AmqpOptions {
         prefetch: 4,
         events_prefetch: None,
+        realtime_prefetch: None,
         delivery_limit: 3,
         confirm_timeout: Duration::from_secs(5),
     }
