@@ -70,6 +70,8 @@ pub struct Backends {
     pub redis: Option<RedisBackend>,
     /// Distributed mode only: the broker, for `ops` statistics.
     pub amqp: Option<AmqpQueue>,
+    /// Embedded mode only: the queue, to give back at a stop what it claimed ahead.
+    pub sqlite_queue: Option<SqliteQueue>,
 }
 
 impl Backends {
@@ -80,7 +82,7 @@ impl Backends {
         let store = Store::open(&config.database_path())?;
         let keys = Arc::new(MasterKeys::load_or_create(&config.master_key_path())?);
         store.apply_keyed_migrations(keys.clone()).await?;
-        let blobs = BlobStore::new(config.blob_dir(), keys.clone())?;
+        let blobs = BlobStore::open(&config.blob_location(), keys.clone()).await?;
         let queue = SqliteQueue::new(store.clone(), MAX_DELIVERIES);
         // Nothing of this process is in flight yet: whatever a previous run held is handed out again.
         queue.release_leases().await?;
@@ -88,11 +90,12 @@ impl Backends {
             store: Some(store.clone()),
             keys,
             blobs,
-            queue: Arc::new(queue),
+            queue: Arc::new(queue.clone()),
             deadlines: Arc::new(StoreDeadlines(store.clone())),
             flags: Arc::new(StoreFlags(store)),
             redis: None,
             amqp: None,
+            sqlite_queue: Some(queue),
         })
     }
 
@@ -123,7 +126,7 @@ impl Backends {
         } else {
             wait_for_master_key(&config.master_key_path()).await?
         });
-        let blobs = BlobStore::new(config.blob_dir(), keys.clone())?;
+        let blobs = BlobStore::open(&config.blob_location(), keys.clone()).await?;
         let store = match role {
             Role::Worker => None,
             _ => {
@@ -136,6 +139,8 @@ impl Backends {
             prefetch: u16::try_from(prefetch.max(1)).unwrap_or(u16::MAX),
             // The notifier's delivery slots, so that every one can be filled while some hang.
             events_prefetch: Some(u16::try_from(crate::roles::notifier::settings(config)?.concurrency.max(1)).unwrap_or(u16::MAX)),
+            // The slots reserved for journeys take real-time jobs beside the others.
+            realtime_prefetch: Some(u16::try_from(prefetch.max(1) + config.realtime_slots).unwrap_or(u16::MAX)),
             delivery_limit: MAX_DELIVERIES,
             ..AmqpOptions::default()
         };
@@ -155,6 +160,7 @@ impl Backends {
             flags: Arc::new(RedisFlags::new(redis.clone())),
             redis: Some(redis),
             amqp: Some(amqp),
+            sqlite_queue: None,
         })
     }
 

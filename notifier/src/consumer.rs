@@ -8,7 +8,7 @@ use crate::share::Shares;
 use chrono::Utc;
 use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
 use common::queue::consumer::{self, Settle};
-use common::queue::{Delivery, Queue, QueueError, Topic};
+use common::queue::{Delivery, Outgoing, Queue, QueueError, Topic};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -88,7 +88,7 @@ impl Consumer {
     /// One attempt at delivering `event`, its outcome published; what becomes of this copy.
     async fn attempt(&self, event: EventDelivery) -> Settle {
         // Held for the attempt only: the slot's share is given back before the outcome is settled.
-        let Some(permit) = self.shares.try_acquire(&event) else {
+        let Some(permit) = self.shares.acquire(&event).await else {
             return self.defer(&event).await;
         };
         let at = Utc::now();
@@ -122,46 +122,35 @@ impl Consumer {
             outcome,
             duration_ms,
         };
-        match self.settle(&event, record, next_delay).await {
-            Ok(()) => Settle::Ack,
+        match report(&event, record, next_delay) {
+            Ok(messages) => Settle::AckPublishing {
+                messages,
+                or_retry: REQUEUE_DELAY,
+            },
             Err(err) => {
-                warn!(error = %err, "could not publish the outcome of a webhook attempt; the attempt will be repeated");
+                warn!(error = %err, "could not encode the outcome of a webhook attempt; the attempt will be repeated");
                 Settle::Retry(REQUEUE_DELAY)
             }
         }
     }
 
-    /// Publishes the attempt's record, then the next attempt. In that order because a failure
-    /// between the two leads to a repeat of this message: a repeated record is harmless (the
-    /// recorder keys attempts by event and number), whereas a next attempt published twice
-    /// would fork the event into two retry ladders.
-    async fn settle(&self, event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<(), QueueError> {
-        let message = RecorderMessage::V1(RecorderV1::DeliveryAttempt(record));
-        consumer::publish(self.queue.as_ref(), &message, Duration::ZERO).await?;
-        if let Some(delay) = next_delay {
-            let next = EventDelivery {
-                attempt: event.attempt.saturating_add(1),
-                deferrals: 0,
-                ..event.clone()
-            };
-            consumer::publish(self.queue.as_ref(), &next, delay).await?;
-        }
-        Ok(())
-    }
-
-    /// Puts the event back on the queue for later, as the same attempt, and lets go of this copy:
-    /// waiting here would hold a delivery slot for a destination that has its share already. A
-    /// crash between the two leaves two copies, which receivers deduplicate on `webhook-id`.
+    /// Puts the event back on the queue for later, as the same attempt, and lets go of this copy
+    /// (in one step where the queue can): waiting here would hold a delivery slot for a
+    /// destination that has its share already. A crash between the two leaves two copies,
+    /// which receivers deduplicate on `webhook-id`.
     async fn defer(&self, event: &EventDelivery) -> Settle {
         let later = EventDelivery {
             deferrals: event.deferrals.saturating_add(1),
             ..event.clone()
         };
         let delay = defer_delay(event.deferrals);
-        match consumer::publish(self.queue.as_ref(), &later, delay).await {
-            Ok(()) => {
+        match consumer::outgoing(&later, delay) {
+            Ok(message) => {
                 debug!(retry_in = ?delay, "webhook destination busy; event deferred");
-                Settle::Ack
+                Settle::AckPublishing {
+                    messages: vec![message],
+                    or_retry: REQUEUE_DELAY,
+                }
             }
             Err(err) => {
                 warn!(error = %err, "could not defer a webhook event; requeued");
@@ -169,6 +158,27 @@ impl Consumer {
             }
         }
     }
+}
+
+/// What an attempt leads to, published with the ack of its message: the attempt's record, then
+/// the next attempt. In that order because where the queue cannot publish and ack in one step, a
+/// failure between the two leads to a repeat of this message: a repeated record is harmless
+/// (the recorder keys attempts by event and number), whereas a next attempt published twice
+/// would fork the event into two retry ladders.
+fn report(event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<Vec<Outgoing>, QueueError> {
+    let mut messages = vec![consumer::outgoing(
+        &RecorderMessage::V1(RecorderV1::DeliveryAttempt(record)),
+        Duration::ZERO,
+    )?];
+    if let Some(delay) = next_delay {
+        let next = EventDelivery {
+            attempt: event.attempt.saturating_add(1),
+            deferrals: 0,
+            ..event.clone()
+        };
+        messages.push(consumer::outgoing(&next, delay)?);
+    }
+    Ok(messages)
 }
 
 /// The wait before an event deferred `deferrals` times already is looked at again.

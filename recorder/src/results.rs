@@ -3,7 +3,7 @@
 //! wins, so a redelivered result changes nothing), writes the events of what changed to the
 //! outbox in the same transaction, and only then acks.
 
-use common::blobs::{BlobError, BlobStore};
+use common::blobs::{outage, BlobError, BlobStore};
 use common::domain::{ItemError, ItemStatus};
 use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
@@ -25,6 +25,14 @@ pub struct Recorder {
     pub outbox_wake: Arc<Notify>,
 }
 
+/// Whether a result is a webhook delivery attempt (decoded twice: the full decode is its handler's).
+fn is_delivery_attempt(delivery: &Delivery) -> bool {
+    matches!(
+        serde_json::from_slice::<RecorderMessage>(&delivery.payload),
+        Ok(RecorderMessage::V1(RecorderV1::DeliveryAttempt(_)))
+    )
+}
+
 #[derive(Debug, thiserror::Error)]
 enum RecordError {
     #[error(transparent)]
@@ -33,14 +41,32 @@ enum RecordError {
     Blob(#[from] common::blobs::BlobError),
 }
 
+/// Delivery attempts recorded at once. Each waits for its own transaction's flush; one after
+/// another, three flushes per attempt (take, record, ack) held the recorder to a few hundred
+/// webhooks a second, whatever the notifier sent.
+const ATTEMPTS_IN_FLIGHT: usize = 32;
+
 impl Recorder {
     pub async fn run(self, shutdown: CancellationToken) {
+        let mut attempts = tokio::task::JoinSet::new();
         loop {
+            // Room for one more before taking it off the queue.
+            while attempts.len() >= ATTEMPTS_IN_FLIGHT {
+                attempts.join_next().await;
+            }
+            while attempts.try_join_next().is_some() {}
             let delivery = tokio::select! {
-                _ = shutdown.cancelled() => return,
+                _ = shutdown.cancelled() => break,
                 d = self.queue.receive(&[Topic::Results]) => d,
             };
             match delivery {
+                // An attempt touches only its event's rows, and records the same whatever the
+                // order (`events::record_attempt`): attempts are recorded side by side. Worker
+                // results and deadlines stay in queue order, one at a time.
+                Ok(d) if is_delivery_attempt(&d) => {
+                    let recorder = self.clone();
+                    attempts.spawn(async move { recorder.handle(d).await });
+                }
                 Ok(d) => self.handle(d).await,
                 Err(e) => {
                     tracing::error!(error = %e, "recorder cannot read results");
@@ -48,6 +74,8 @@ impl Recorder {
                 }
             }
         }
+        // Taken attempts are recorded and acked before the recorder stops.
+        while attempts.join_next().await.is_some() {}
     }
 
     /// Applies one result in its span; acked once applied (a redelivery changes nothing),
@@ -303,15 +331,19 @@ impl Recorder {
         let mut images = Vec::new();
         for file in files {
             let side = file.side;
-            let copied = match self.blobs.get(&file.blob, from).await {
-                Err(BlobError::Io(e)) if skip_missing && e.kind() == std::io::ErrorKind::NotFound => {
+            let copied = match outage::waiting_out("reading a document", || self.blobs.get(&file.blob, from)).await {
+                Err(BlobError::Missing) if skip_missing => {
                     tracing::warn!(%side, "file gone; the consultation has no image for it");
                     continue;
                 }
                 Ok(bytes) => {
                     let name = BlobStore::new_name();
                     let context = consultations::image_context(company, consultation, side);
-                    self.blobs.put_then_record(&self.store, &name, &context, bytes).await.map(|()| name)
+                    outage::waiting_out("writing an image", || {
+                        self.blobs.put_then_record(&self.store, &name, &context, bytes.clone())
+                    })
+                    .await
+                    .map(|()| name)
                 }
                 Err(e) => Err(e),
             };

@@ -24,6 +24,11 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     };
     let shutdown = CancellationToken::new();
     let mut tasks = JoinSet::new();
+    if matches!(role, Role::Worker | Role::All) {
+        // A worker on its own host takes the imported trust list from the blob store before its
+        // engine is built and announced.
+        worker::trust_sync::report(worker::trust_sync::sync(&backends.blobs, &config.data_dir).await);
+    }
     // The engine's capabilities on this machine: announced by the roles that analyse, served by `/readyz`.
     let capabilities = Arc::new(worker::analysis::capabilities::probe(&EngineOptions::from_config(&config))?);
     if matches!(role, Role::Worker | Role::All) {
@@ -67,6 +72,12 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
     }
     if let Some(amqp) = &backends.amqp {
         amqp.close().await;
+    }
+    if let Some(queue) = &backends.sqlite_queue {
+        match queue.give_back_claimed().await {
+            Ok(count) => tracing::debug!(count, "messages claimed ahead given back"),
+            Err(e) => tracing::warn!(error = %e, "cannot give back the messages claimed ahead; the next start will"),
+        }
     }
     Ok(())
 }

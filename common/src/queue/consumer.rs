@@ -2,19 +2,34 @@
 //! inside its span, then acked or handed back as the handler says. A message that cannot be
 //! decoded can never succeed, so it is logged and dropped rather than retried forever.
 
-use super::{Delivery, Queue, QueueError};
+use super::{Delivery, Outgoing, Queue, QueueError};
 use crate::messages::Message;
 use std::future::Future;
 use std::time::Duration;
 use tracing::Instrument;
 
 /// What becomes of a delivery once handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settle {
     /// Its effect is durable (or it was moved elsewhere): forget it.
     Ack,
     /// Hand it out again after this delay (dead-lettered once tried too often).
     Retry(Duration),
+    /// Its effect is these messages: publish them and forget it, together where the backend
+    /// can ([`Queue::ack_publishing`]); hand it out again after `or_retry` if that fails.
+    AckPublishing { messages: Vec<Outgoing>, or_retry: Duration },
+}
+
+/// `message` ready to publish on its topic, after `delay` (webhook retries), fairly among its
+/// owners when its topic is shared.
+pub fn outgoing<M: Message>(message: &M, delay: Duration) -> Result<Outgoing, QueueError> {
+    let payload = serde_json::to_vec(message).map_err(|e| QueueError::Storage(format!("cannot encode a message: {e}")))?;
+    Ok(Outgoing {
+        topic: message.topic(),
+        owner: message.owner().map(str::to_owned),
+        payload,
+        delay,
+    })
 }
 
 /// Publishes `message` on its topic, after `delay` (webhook retries), fairly among its owners
@@ -48,9 +63,16 @@ where
     };
     let span = message.span();
     let (settle, value) = handler(message).instrument(span.clone()).await;
-    let settled = match settle {
+    let settled = match &settle {
         Settle::Ack => queue.ack(delivery).await,
-        Settle::Retry(delay) => queue.nack(delivery, delay).await,
+        Settle::Retry(delay) => queue.nack(delivery, *delay).await,
+        Settle::AckPublishing { messages, or_retry } => match queue.ack_publishing(delivery, messages.clone()).await {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                span.in_scope(|| tracing::warn!(%error, "could not publish what a message led to; it will be handled again"));
+                queue.nack(delivery, *or_retry).await
+            }
+        },
     };
     if let Err(error) = settled {
         // Either way the message comes back; its handling is idempotent.

@@ -87,6 +87,25 @@ pub enum QueueError {
     Unroutable(String),
 }
 
+/// A message to publish, with the owner it is shared fairly by on its topic (if any, and then
+/// at once) or its delay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    pub topic: Topic,
+    pub owner: Option<String>,
+    pub payload: Vec<u8>,
+    pub delay: Duration,
+}
+
+/// [`Queue::publish_all`] stopped: the first `published` messages are on the queue, the rest not.
+#[derive(Debug, thiserror::Error)]
+#[error("{published} messages published, then: {error}")]
+pub struct PartlyPublished {
+    pub published: usize,
+    #[source]
+    pub error: QueueError,
+}
+
 #[async_trait]
 pub trait Queue: Send + Sync + 'static {
     /// Publishes durably; `delay` postpones visibility (webhook retries).
@@ -98,6 +117,29 @@ pub trait Queue: Send + Sync + 'static {
     async fn publish_owned(&self, topic: Topic, owner: &str, payload: Vec<u8>) -> Result<(), QueueError> {
         let _ = owner;
         self.publish(topic, payload, Duration::ZERO).await
+    }
+
+    /// Publishes `messages` at once, in order, each as [`publish_owned`](Queue::publish_owned)
+    /// or [`publish`](Queue::publish) would. A backend that can makes them durable together (the
+    /// outbox relay hands over up to 200 rows at a time: one flush, not one each).
+    async fn publish_all(&self, messages: Vec<Outgoing>) -> Result<(), PartlyPublished> {
+        for (published, m) in messages.into_iter().enumerate() {
+            let sent = match &m.owner {
+                Some(owner) if m.delay.is_zero() => self.publish_owned(m.topic, owner, m.payload).await,
+                _ => self.publish(m.topic, m.payload, m.delay).await,
+            };
+            sent.map_err(|error| PartlyPublished { published, error })?;
+        }
+        Ok(())
+    }
+
+    /// Publishes `messages`, then acks `delivery`: what handling it led to, then its end. A
+    /// backend that can does both in one step (one transaction and one flush on SQLite, where the
+    /// notifier spent two on each webhook); otherwise a failure between the two hands the
+    /// delivery out again, and its handling is repeated (consumers deduplicate).
+    async fn ack_publishing(&self, delivery: &Delivery, messages: Vec<Outgoing>) -> Result<(), QueueError> {
+        self.publish_all(messages).await.map_err(|partly| partly.error)?;
+        self.ack(delivery).await
     }
 
     /// Whether `receive` already shares `topic` fairly among its owners, so that consumers need
