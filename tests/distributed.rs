@@ -1,6 +1,7 @@
 //! What only distributed mode has, on real processes and the local RabbitMQ and Redis: losing a
 //! worker (kill -9 or SIGTERM), losing the broker's connections or Redis's data mid-batch, draining
-//! the pool, and poison jobs going to the dead-letter queue. Test names start with
+//! the pool, poison jobs going to the dead-letter queue, and blobs in an S3 bucket that workers
+//! read with no access to the gateway's data dir, or that stops answering. Test names start with
 //! `distributed_only_`: `scripts/test` runs them in its distributed pass.
 
 mod support;
@@ -207,7 +208,7 @@ async fn distributed_only_a_poison_job_is_dead_lettered_and_replayed_once_fixed(
             |r| r.get(0),
         )
         .unwrap();
-    let path = svc.data_dir().join("blobs").join(&blob[..2]).join(&blob);
+    let path = svc.blob_path(&blob);
     let original = std::fs::read(&path).unwrap();
     let mut damaged = original.clone();
     let last = damaged.len() - 1;
@@ -291,4 +292,81 @@ async fn distributed_only_workers_pause_while_redis_is_down_and_lose_nothing() {
     assert_eq!(during["counts"]["canceled"], 0);
     let _back = PrivateRedis::start(port);
     assert_exactly_once(&svc, &co.key, &batch, 40, &hook).await;
+}
+
+/// Workers on another host: their data dir is their own, empty of documents; every document and
+/// image is an object in the bucket, and a batch goes from deposit to downloaded image.
+#[tokio::test]
+async fn distributed_only_a_worker_without_the_gateways_data_dir_processes_a_batch() {
+    let svc = start(&[]).await;
+    let co = svc.company();
+    assert_ne!(svc.worker_data_dir(), svc.data_dir());
+    let batch = batch_of(&svc, &co.key, None, 4, 64).await;
+    let objects = common::test_fixtures::files_under(&svc.blob_dir());
+    assert_eq!(objects.len(), 4, "one object per deposited document: {objects:?}");
+    submit(&svc, &co.key, &batch).await;
+    let done = svc.wait_batch(&co.key, &batch, LONG, |b| b["status"] == "ended").await;
+    assert_eq!(done["counts"]["succeeded"], 4, "{done}");
+    let consultation = done["items"][0]["consultationId"].as_str().expect("a consultation").to_owned();
+    let image = svc
+        .http
+        .get(svc.url(&format!("/api/v1/consultations/{consultation}/images/recto")))
+        .bearer_auth(&co.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(image.status(), 200);
+    assert_eq!(
+        image.bytes().await.unwrap().len(),
+        support::png(64, 0).len(),
+        "the image read back from the bucket"
+    );
+    for dir in [svc.data_dir(), svc.worker_data_dir()] {
+        assert!(!dir.join("blobs").exists(), "no blob directory in {}", dir.display());
+    }
+    let stored = common::test_fixtures::files_under(&svc.blob_dir());
+    assert!(stored.len() >= 4, "the consultations' images are objects too: {stored:?}");
+}
+
+/// A bucket that stops answering is an outage: a deposit is refused 503 with Retry-After within
+/// seconds and leaves nothing recorded; once the bucket is back, deposits and processing resume,
+/// and the documents that were in flight during it are analysed, not dead-lettered.
+#[tokio::test]
+async fn distributed_only_a_bucket_that_does_not_answer_is_503_and_work_waits_it_out() {
+    let mut svc = start(&[]).await;
+    let co = svc.company();
+    let batch = batch_of(&svc, &co.key, None, 1, 64).await;
+    svc.s3().stop();
+    let started = std::time::Instant::now();
+    let refused = svc
+        .http
+        .post(svc.url(&format!("/api/v1/batches/{batch}/documents")))
+        .bearer_auth(&co.key)
+        .json(&json!({ "documentCategory": "identite", "document": support::b64(&support::png(64, 9)) }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "5");
+    assert!(started.elapsed() < Duration::from_secs(20), "answered in {:?}", started.elapsed());
+    let (_, shown) = svc.get(&co.key, &format!("/api/v1/batches/{batch}")).await;
+    assert_eq!(shown["counts"]["total"], 1, "the refused deposit is not recorded: {shown}");
+
+    svc.s3().restart();
+    assert_eq!(svc.deposit(&co.key, &batch, "identite", &support::png(64, 10)).await.0, 201);
+    submit(&svc, &co.key, &batch).await;
+    let done = svc.wait_batch(&co.key, &batch, LONG, |b| b["status"] == "ended").await;
+    assert_eq!(done["counts"]["succeeded"], 2, "{done}");
+
+    // Documents in flight wait out an outage longer than their delivery attempts would last
+    // (5 tries, 2 s apart): none is dead-lettered, all are analysed once the bucket is back.
+    let batch = batch_of(&svc, &co.key, None, 3, 64).await;
+    svc.s3().stop();
+    submit(&svc, &co.key, &batch).await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let (_, waiting) = svc.get(&co.key, &format!("/api/v1/batches/{batch}")).await;
+    assert_eq!(waiting["counts"]["succeeded"], 0, "the bucket is down: {waiting}");
+    svc.s3().restart();
+    let done = svc.wait_batch(&co.key, &batch, LONG, |b| b["status"] == "ended").await;
+    assert_eq!(done["counts"]["succeeded"], 3, "{done}");
 }

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod journey;
 pub mod portal;
 pub mod receiver;
+pub mod s3;
 pub mod smtp;
 
 use serde_json::{json, Value};
@@ -82,6 +83,8 @@ pub fn mode() -> Mode {
 
 /// The service under test: every process of it, on one data dir.
 pub struct Service {
+    /// Distributed mode: the S3 server holding the blobs (stopped before `dir` is removed).
+    s3: Option<s3::S3Server>,
     pub dir: TempDir,
     pub base: String,
     /// Base URL of the gateway's metrics listener (`/metrics` is not on `base`).
@@ -144,12 +147,19 @@ impl Service {
         let dir = TempDir::new("svc");
         let mut env = default_env(&dir.0);
         let mut vhost = None;
+        let mut s3 = None;
         if mode == Mode::Distributed {
             let name = create_vhost();
             env.push(("SCEAU_AMQP_URL".into(), format!("amqp://guest:guest@127.0.0.1:5672/{name}")));
             env.push(("SCEAU_REDIS_URL".into(), "redis://127.0.0.1:6379/0".into()));
             env.push(("SCEAU_REDIS_PREFIX".into(), format!("{name}:")));
             vhost = Some(name);
+            // As on separate hosts: blobs in a bucket, the master key handed to every role as a
+            // secret, and each worker in a data dir of its own (see `spawn`).
+            let server = s3::S3Server::start(&dir.0.join("s3"));
+            env.extend(server.env());
+            env.push(("SCEAU_MASTER_KEY_FILE".into(), dir.0.join("master.key").display().to_string()));
+            s3 = Some(server);
         }
         for (k, v) in extra {
             env.retain(|(key, _)| key != k);
@@ -157,6 +167,7 @@ impl Service {
         }
         init_tls();
         let mut service = Service {
+            s3,
             dir,
             base: String::new(),
             metrics_base: String::new(),
@@ -197,10 +208,12 @@ impl Service {
     /// keeps the metrics URL and returns the main one.
     pub fn spawn(&mut self, role: &str, args: &[&str], announces: bool) -> Option<String> {
         let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(self.log_file()));
+        cmd.args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
+        if role == "worker" && self.mode == Mode::Distributed {
+            // Nothing of the gateway's data dir: documents come from the bucket.
+            cmd.env("SCEAU_DATA_DIR", self.worker_data_dir());
+        }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::from(self.log_file()));
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn sceau {args:?}: {e}"));
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -323,6 +336,43 @@ impl Service {
 
     pub fn data_dir(&self) -> PathBuf {
         self.dir.0.join("data")
+    }
+
+    /// The data dir of the distributed workers, apart from the gateway's.
+    pub fn worker_data_dir(&self) -> PathBuf {
+        self.dir.0.join("worker-data")
+    }
+
+    /// Where the service's sealed blobs are on disk: the data dir's `blobs/`, or in distributed
+    /// mode the directory of the S3 server's bucket (one file per object, `<shard>/<name>`), unless
+    /// the test chose a blob URL of its own.
+    pub fn blob_dir(&self) -> PathBuf {
+        let chosen = self.env_value("SCEAU_BLOB_URL");
+        match &self.s3 {
+            Some(server) if chosen.starts_with("s3://") => server.bucket_dir(),
+            _ => match chosen.strip_prefix("file://") {
+                Some(path) => PathBuf::from(path),
+                None => self.data_dir().join("blobs"),
+            },
+        }
+    }
+
+    /// The S3 server of a distributed service.
+    pub fn s3(&mut self) -> &mut s3::S3Server {
+        self.s3.as_mut().expect("a distributed service keeps its blobs in S3")
+    }
+
+    /// The sealed file of one blob.
+    pub fn blob_path(&self, blob: &str) -> PathBuf {
+        self.blob_dir().join(&blob[..2]).join(blob)
+    }
+
+    /// The master key file the service uses.
+    pub fn master_key_path(&self) -> PathBuf {
+        match self.env_value("SCEAU_MASTER_KEY_FILE") {
+            file if !file.is_empty() => PathBuf::from(file),
+            _ => self.data_dir().join("master.key"),
+        }
     }
 
     /// Runs `sceau admin <args> --json` and returns its JSON, panicking on failure.

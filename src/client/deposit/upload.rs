@@ -190,8 +190,10 @@ impl<'a> Upload<'a> {
     async fn not_taken(&mut self, index: usize, k: usize, what: &str, answer: &Answer) -> Result<Step, DepositError> {
         match (answer.status, answer.code()) {
             (429, Some(code @ (ErrorCode::DocumentQuotaExceeded | ErrorCode::VolumeQuotaExceeded))) => {
-                // What the batch holds is processed, then purged: that is what frees the company.
-                if self.state.batches[k].deposited > 0 {
+                // While an earlier batch of the run is analysed, its documents free the limit as
+                // they are purged: the batch waits with them and fills up. Once none is, what
+                // this one holds must be processed to free anything: it is submitted as it is.
+                if self.state.batches[k].deposited > 0 && !self.earlier_batch_in_progress(k).await? {
                     self.close(k, Close::Submit).await?;
                 }
                 let why = match code {
@@ -216,6 +218,16 @@ impl<'a> Upload<'a> {
             }
             _ => Err(DepositError::refused(what, answer)),
         }
+    }
+
+    /// Whether a batch of the run before batch k is still being analysed, as the service says.
+    async fn earlier_batch_in_progress(&self, k: usize) -> Result<bool, DepositError> {
+        for batch in self.state.batches[..k].iter().rev() {
+            if wait::read_one(self.api, &batch.id).await?.status == BatchStatus::InProgress {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn deposited(&mut self, index: usize, k: usize, item: String) -> Result<Step, DepositError> {
