@@ -2,11 +2,11 @@
 //! that hangs holds at most its destination's share of the delivery slots, and a company
 //! spreading its webhooks over many such receivers at most its own; an event over a cap goes
 //! back to the queue rather than waiting in a slot, so the other receivers keep theirs. Only a
-//! cap held by deliveries younger than [`PATIENCE`] is waited for, by at most as many deliveries
-//! as the cap, each [`PATIENCE`] at most: a receiver answering in a millisecond frees its share a
-//! thousand times a second, and sending its next event a second later (the first deferral) would
-//! cap it at a few deliveries a second; yet the deliveries waiting for it hold no more of the
-//! notifier's slots than those in flight to it.
+//! cap held by deliveries younger than [`PATIENCE`] is waited for, each [`PATIENCE`] at most and
+//! by a bounded number of deliveries (half the notifier's loops): a receiver answering in a
+//! millisecond frees its share a thousand times a second, and sending its next event a second
+//! later (the first deferral) would cap it at a few deliveries a second; yet the deliveries
+//! waiting for it never hold every loop of the notifier.
 
 use common::ids::CompanyId;
 use common::messages::EventDelivery;
@@ -32,6 +32,8 @@ enum Key {
 pub(crate) struct Shares {
     per_destination: usize,
     per_company: usize,
+    /// Deliveries that may wait at once for one full key.
+    waiting_per_key: usize,
     in_flight: Mutex<HashMap<Key, Vec<Instant>>>,
     /// The deliveries waiting for a share per full key; forgotten at zero too.
     waiting: Mutex<HashMap<Key, usize>>,
@@ -60,11 +62,13 @@ struct Full {
 }
 
 impl Shares {
-    /// Caps of at least one: a cap of zero would never deliver anything.
-    pub(crate) fn new(per_destination: usize, per_company: usize) -> Self {
+    /// Caps of at least one: a cap of zero would never deliver anything. `waiting_per_key` may
+    /// be zero: then no delivery waits.
+    pub(crate) fn new(per_destination: usize, per_company: usize, waiting_per_key: usize) -> Self {
         Self {
             per_destination: per_destination.max(1),
             per_company: per_company.max(1),
+            waiting_per_key,
             in_flight: Mutex::new(HashMap::new()),
             waiting: Mutex::new(HashMap::new()),
             freed: Notify::new(),
@@ -73,7 +77,7 @@ impl Shares {
 
     /// A permit for `event`, waiting for one while the deliveries that hold its full caps are
     /// younger than [`PATIENCE`], for [`PATIENCE`] at most, and only while fewer deliveries than
-    /// the cap already wait; `None` otherwise (a slow or hung receiver, or a busy one).
+    /// `waiting_per_key` already wait; `None` otherwise (a slow or hung receiver, or a busy one).
     pub(crate) async fn acquire(&self, event: &EventDelivery) -> Option<Permit<'_>> {
         let give_up = Instant::now() + PATIENCE;
         let mut in_line = None;
@@ -98,11 +102,14 @@ impl Shares {
         }
     }
 
-    /// A place in line for each of `keys`; `None` when as many deliveries as a cap already wait
-    /// for it.
+    /// A place in line for each of `keys`; `None` when `waiting_per_key` deliveries already wait
+    /// for one of them.
     fn line_up(&self, keys: Vec<Key>) -> Option<InLine<'_>> {
         let mut waiting = lock(&self.waiting);
-        if keys.iter().any(|key| waiting.get(key).copied().unwrap_or(0) >= self.cap(key)) {
+        if keys
+            .iter()
+            .any(|key| waiting.get(key).copied().unwrap_or(0) >= self.waiting_per_key)
+        {
             return None;
         }
         for key in &keys {
@@ -225,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_destination_holds_at_most_its_share() {
-        let shares = Shares::new(2, 10);
+        let shares = Shares::new(2, 10, 4);
         let (a, b) = (CompanyId::generate(Utc::now()), CompanyId::generate(Utc::now()));
         let first = shares.try_acquire(&event(&a, "https://slow.example/hook/1"));
         let second = shares.try_acquire(&event(&b, "https://SLOW.example:443/other"));
@@ -242,7 +249,7 @@ mod tests {
 
     #[test]
     fn a_company_holds_at_most_its_share_over_many_hosts() {
-        let shares = Shares::new(2, 3);
+        let shares = Shares::new(2, 3, 4);
         let (a, b) = (CompanyId::generate(Utc::now()), CompanyId::generate(Utc::now()));
         let held: Vec<_> = (0..3)
             .map(|i| shares.try_acquire(&event(&a, &format!("https://h{i}.evil.example/"))))
@@ -256,7 +263,7 @@ mod tests {
     /// the patience (a slow receiver) is refused at once.
     #[tokio::test]
     async fn a_share_is_waited_for_only_while_its_holders_are_young() {
-        let shares = Shares::new(1, 10);
+        let shares = Shares::new(1, 10, 1);
         let company = CompanyId::generate(Utc::now());
         let hook = event(&company, "https://fast.example/hook");
         let held = shares.try_acquire(&hook).expect("a free share");
@@ -279,10 +286,10 @@ mod tests {
     }
 
     /// A receiver answering at once keeps its share young: a delivery waiting for it still gives
-    /// up after the patience, and no more deliveries wait for it than its cap.
+    /// up after the patience, and no more deliveries wait for it than allowed (here one).
     #[tokio::test]
     async fn waits_are_bounded_in_time_and_in_number() {
-        let shares = Shares::new(1, 10);
+        let shares = Shares::new(1, 10, 1);
         let company = CompanyId::generate(Utc::now());
         let hook = event(&company, "https://fast.example/hook");
         let held = std::sync::Mutex::new(shares.try_acquire(&hook));
@@ -317,7 +324,7 @@ mod tests {
 
     #[test]
     fn idle_keys_are_forgotten() {
-        let shares = Shares::new(1, 1);
+        let shares = Shares::new(1, 1, 4);
         let company = CompanyId::generate(Utc::now());
         for i in 0..50 {
             let permit = shares.try_acquire(&event(&company, &format!("https://h{i}.example/")));
