@@ -37,9 +37,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), NotifierError> {
     let deliverer = Deliverer::new(&config).map_err(NotifierError::Client)?;
-    // Half the loops at most wait for one busy destination or company: the others go on with
-    // the rest of the queue.
-    let shares = Shares::new(config.per_destination, config.per_company, config.concurrency / 2);
+    let shares = Shares::new(config.per_destination, config.per_company);
     let consumer = Arc::new(Consumer::new(queue, secrets, deliverer, shares, config.retry_schedule.clone()));
     let mut loops = JoinSet::new();
     // At least one loop: a concurrency of 0 would silently leave every webhook undelivered.

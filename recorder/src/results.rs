@@ -44,7 +44,7 @@ enum RecordError {
 /// Delivery attempts recorded at once. Each waits for its own transaction's flush; one after
 /// another, three flushes per attempt (take, record, ack) held the recorder to a few hundred
 /// webhooks a second, whatever the notifier sent.
-const ATTEMPTS_IN_FLIGHT: usize = 32;
+pub const ATTEMPTS_IN_FLIGHT: usize = 32;
 
 impl Recorder {
     pub async fn run(self, shutdown: CancellationToken) {

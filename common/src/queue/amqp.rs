@@ -11,7 +11,7 @@ mod tag;
 mod tests;
 mod topology;
 
-use super::{Delivery, Queue, QueueError, Topic};
+use super::{Delivery, Outgoing, PartlyPublished, Queue, QueueError, Topic};
 use async_trait::async_trait;
 use lapin::options::{BasicAckOptions, BasicGetOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
@@ -35,6 +35,9 @@ pub struct AmqpOptions {
     /// Unacknowledged real-time jobs, when the worker has slots for them beside `prefetch`
     /// (`None`: `prefetch`).
     pub realtime_prefetch: Option<u16>,
+    /// Unacknowledged results, when the recorder takes more at once than `prefetch` (`None`:
+    /// `prefetch`).
+    pub results_prefetch: Option<u16>,
     /// A message handed out this many times is dead-lettered instead of retried (poison limit).
     pub delivery_limit: u32,
     /// How long a publish may take, waiting for a connection included, before it is an error.
@@ -44,11 +47,13 @@ pub struct AmqpOptions {
 impl AmqpOptions {
     /// The prefetch of `topic`'s consumer.
     fn prefetch_for(&self, topic: Topic) -> u16 {
-        match (topic, self.events_prefetch, self.realtime_prefetch) {
-            (Topic::Events, Some(events), _) => events,
-            (Topic::JobsRealtime | Topic::JobsRealtimeOverflow, _, Some(realtime)) => realtime,
-            _ => self.prefetch,
-        }
+        let special = match topic {
+            Topic::Events => self.events_prefetch,
+            Topic::JobsRealtime | Topic::JobsRealtimeOverflow => self.realtime_prefetch,
+            Topic::Results => self.results_prefetch,
+            _ => None,
+        };
+        special.unwrap_or(self.prefetch)
     }
 }
 
@@ -58,6 +63,7 @@ impl Default for AmqpOptions {
             prefetch: 1,
             events_prefetch: None,
             realtime_prefetch: None,
+            results_prefetch: None,
             delivery_limit: 5,
             confirm_timeout: Duration::from_secs(5),
         }
@@ -228,11 +234,28 @@ impl AmqpQueue {
 #[async_trait]
 impl Queue for AmqpQueue {
     async fn publish(&self, topic: Topic, payload: Vec<u8>, delay: Duration) -> Result<(), QueueError> {
-        let route = match delay_millis(delay) {
-            0 => Route::Topic(topic),
-            millis => Route::Retry(topic, millis),
-        };
-        self.publish_route(route, &payload, None).await
+        self.publish_route(route_of(topic, delay), &payload, None).await
+    }
+
+    /// Pipelined: every message sent, then every confirm awaited, within one confirm timeout. A
+    /// connection lost midway is left to the caller's next try (the relay's next round).
+    async fn publish_all(&self, messages: Vec<Outgoing>) -> Result<(), PartlyPublished> {
+        let timeout = self.shared.options.confirm_timeout;
+        let deadline = Instant::now() + timeout;
+        let routes: Vec<(Route, &[u8])> = messages
+            .iter()
+            .map(|m| (route_of(m.topic, m.delay), m.payload.as_slice()))
+            .collect();
+        let unpublished = |published, error| PartlyPublished { published, error };
+        let link = self.shared.wait_link(deadline).await.map_err(|e| unpublished(0, e))?;
+        match tokio::time::timeout_at(deadline, link.publish_many(&routes)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err((published, error))) => Err(unpublished(published, error)),
+            Err(_) => Err(unpublished(
+                0,
+                QueueError::Unconfirmed(format!("{} messages: no confirm within {timeout:?}", routes.len())),
+            )),
+        }
     }
 
     async fn receive(&self, topics: &[Topic]) -> Result<Delivery, QueueError> {
@@ -323,6 +346,14 @@ fn decode(tag: u64) -> Result<Tag, QueueError> {
 }
 
 /// Whole milliseconds of a delay, a non-zero delay rounding up to at least 1 ms.
+/// Where a message published after `delay` goes: its topic, or the retry queue of that delay.
+fn route_of(topic: Topic, delay: Duration) -> Route {
+    match delay_millis(delay) {
+        0 => Route::Topic(topic),
+        millis => Route::Retry(topic, millis),
+    }
+}
+
 fn delay_millis(delay: Duration) -> u64 {
     if delay.is_zero() {
         return 0;

@@ -94,6 +94,40 @@ impl Link {
         check_confirmation(confirmation, &queue)
     }
 
+    /// Publishes `messages` one after another without waiting, then waits for their confirms in
+    /// order: one round trip to the broker (and one of its disk writes) for them all, where a
+    /// confirm each held the outbox relay to about 900 messages a second. On an error, how many
+    /// of the first messages are known stored comes with it; the others may or may not be.
+    pub(super) async fn publish_many(&self, messages: &[(Route, &[u8])]) -> Result<(), (usize, QueueError)> {
+        let options = BasicPublishOptions {
+            mandatory: true,
+            immediate: false,
+        };
+        let mut confirms = Vec::with_capacity(messages.len());
+        for (route, payload) in messages {
+            if let Route::Retry(topic, millis) = route {
+                self.declare_retry_queue(*topic, *millis).await.map_err(|e| (0, e))?;
+            }
+            let queue = route.queue();
+            let confirm = self
+                .publisher
+                .basic_publish("".into(), queue.as_str().into(), options, payload, properties(None))
+                .await
+                .map_err(|e| (0, self.failed(e)))?;
+            confirms.push((queue, confirm));
+        }
+        for (stored, (queue, confirm)) in confirms.into_iter().enumerate() {
+            let confirmation = tokio::select! {
+                confirmation = confirm => confirmation.map_err(|e| (stored, self.failed(e)))?,
+                () = self.lost.cancelled() => {
+                    return Err((stored, QueueError::Broker("connection lost before the publish was confirmed".into())))
+                }
+            };
+            check_confirmation(confirmation, &queue).map_err(|e| (stored, e))?;
+        }
+        Ok(())
+    }
+
     async fn declare_retry_queue(&self, topic: Topic, millis: u64) -> Result<(), QueueError> {
         let name = Route::Retry(topic, millis).queue();
         if lock(&self.retry_queues).contains(&name) {

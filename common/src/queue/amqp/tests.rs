@@ -87,6 +87,7 @@ fn options() -> AmqpOptions {
         prefetch: 4,
         events_prefetch: None,
         realtime_prefetch: None,
+        results_prefetch: None,
         delivery_limit: 3,
         confirm_timeout: Duration::from_secs(5),
     }
@@ -122,6 +123,34 @@ fn ready_of(stats: &[QueueStat], name: &str) -> (u32, u32) {
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no stat for {name}"));
     (stat.ready, stat.consumers)
+}
+
+/// Many messages published at once (the outbox relay's round) arrive each once, in order, the
+/// delayed one after its delay.
+#[tokio::test]
+async fn publish_all_sends_every_message_then_waits_for_their_confirms() {
+    let vhost = Vhost::create("publish-all");
+    let queue = connect(&vhost, options()).await;
+    let outgoing = |payload: String, delay: Duration| crate::queue::Outgoing {
+        topic: Topic::Results,
+        owner: None,
+        payload: payload.into_bytes(),
+        delay,
+    };
+    let mut messages: Vec<_> = (0..100).map(|i| outgoing(format!("m{i}"), Duration::ZERO)).collect();
+    messages.insert(50, outgoing("later".into(), Duration::from_millis(500)));
+    queue.publish_all(messages).await.unwrap();
+    let mut received = Vec::new();
+    while let Some(delivery) = receive_within(&queue, &[Topic::Results], Duration::from_secs(3)).await {
+        received.push(String::from_utf8(delivery.payload.clone()).unwrap());
+        queue.ack(&delivery).await.unwrap();
+        if received.len() == 101 {
+            break;
+        }
+    }
+    let mut expected: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    expected.push("later".into());
+    assert_eq!(received, expected);
 }
 
 #[tokio::test]
