@@ -68,6 +68,8 @@ pub struct Upload<'a> {
     limit_wait: Duration,
     /// Since when a limit holds, and how many tries it refused.
     limited: Option<(Instant, u32)>,
+    /// The document limit's last refusal came while no earlier batch of the run was analysed.
+    limited_with_none_in_progress: bool,
 }
 
 impl<'a> Upload<'a> {
@@ -79,6 +81,7 @@ impl<'a> Upload<'a> {
             progress,
             limit_wait,
             limited: None,
+            limited_with_none_in_progress: false,
         }
     }
 
@@ -102,8 +105,11 @@ impl<'a> Upload<'a> {
                 },
             };
             match self.deposit(index, k).await? {
-                Step::Settled => self.limited = None,
-                Step::BatchClosed => {}
+                Step::Settled => {
+                    self.limited = None;
+                    self.limited_with_none_in_progress = false;
+                }
+                Step::BatchClosed => self.limited_with_none_in_progress = false,
                 Step::Wait(pause) => tokio::time::sleep(pause).await,
             }
         }
@@ -192,9 +198,12 @@ impl<'a> Upload<'a> {
             (429, Some(code @ (ErrorCode::DocumentQuotaExceeded | ErrorCode::VolumeQuotaExceeded))) => {
                 // While an earlier batch of the run is analysed, its documents free the limit as
                 // they are purged: the batch waits with them and fills up. Once none is, what
-                // this one holds must be processed to free anything: it is submitted as it is.
-                if self.state.batches[k].deposited > 0 && !self.earlier_batch_in_progress(k).await? {
+                // this one holds must be processed to free anything: it is submitted as it is,
+                // but only after one pause, since an ended batch's last documents are purged by
+                // the service's next sweep, moments after the batch says it ended.
+                if self.state.batches[k].deposited > 0 && self.nothing_else_will_free(k).await? {
                     self.close(k, Close::Submit).await?;
+                    self.limited_with_none_in_progress = false;
                 }
                 let why = match code {
                     ErrorCode::VolumeQuotaExceeded => "the company's pending file volume is at its limit",
@@ -218,6 +227,15 @@ impl<'a> Upload<'a> {
             }
             _ => Err(DepositError::refused(what, answer)),
         }
+    }
+
+    /// Whether the limit held over a pause with no earlier batch of the run being analysed (and
+    /// still holds with none): only batch k's own documents can then free it.
+    async fn nothing_else_will_free(&mut self, k: usize) -> Result<bool, DepositError> {
+        let none_in_progress = !self.earlier_batch_in_progress(k).await?;
+        let held_over_a_pause = none_in_progress && self.limited_with_none_in_progress;
+        self.limited_with_none_in_progress = none_in_progress;
+        Ok(held_over_a_pause)
     }
 
     /// Whether a batch of the run before batch k is still being analysed, as the service says.
