@@ -31,7 +31,10 @@ impl From<rusqlite::Error> for QueueError {
 /// Messages of a topic taken off the table at once, when one is asked for, by a consumer that
 /// asks for that topic alone ([`prefetches`]): one transaction, and one flush, for them all. A
 /// claim each, one after another, held the recorder to about 700 delivery attempts a second
-/// (`scripts/bench --webhooks`), whatever else it did.
+/// (`scripts/bench --webhooks`), whatever else it did. The claim charges each an attempt, as a
+/// lease does: after a crash nothing tells the ones handed out (one may have caused it) from the
+/// others, so a crash costs all of them one of their deliveries; a message lives seconds on
+/// these topics, and one dead-lettered by crashes in a row is replayed with `ops dead-letters`.
 const PREFETCH: usize = 64;
 
 /// Topics whose consumers take them alone and in no order of priority with another, so that
@@ -64,6 +67,8 @@ pub struct SqliteQueue {
 struct Claimed {
     delivery: Delivery,
     at: Instant,
+    /// The lease the claim wrote: a give-back touches the row only while it is still this one.
+    leased_until: i64,
 }
 
 fn now_ms() -> i64 {
@@ -86,33 +91,39 @@ impl SqliteQueue {
     }
 
     /// A message claimed ahead for `topic`, if one is left in time; those past half their lease
-    /// are given back.
-    async fn take_claimed(&self, topic: Topic) -> Result<Option<Delivery>, QueueError> {
+    /// are given back, in a task of their own: a receive given up mid-way must not drop the
+    /// message it took off the list.
+    fn take_claimed(&self, topic: Topic) -> Option<Delivery> {
         let mut stale = Vec::new();
         let fresh = {
             let mut claimed = self.claimed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let queue = claimed.entry(topic).or_default();
             loop {
                 match queue.pop_front() {
-                    Some(c) if c.at.elapsed() > LEASE / 2 => stale.push(c.delivery),
+                    Some(c) if c.at.elapsed() > LEASE / 2 => stale.push(c),
                     other => break other.map(|c| c.delivery),
                 }
             }
         };
         if !stale.is_empty() {
-            self.give_back(stale).await?;
+            let this = self.clone();
+            tokio::spawn(async move {
+                if let Err(error) = this.give_back(stale).await {
+                    tracing::warn!(%error, "could not give back stale claimed messages; their lease will end");
+                }
+            });
         }
-        Ok(fresh)
+        fresh
     }
 
     /// The next message of `topic`: one claimed ahead, or the first of a new claim ahead.
     async fn receive_ahead(&self, topic: Topic) -> Result<Option<Delivery>, QueueError> {
-        if let Some(d) = self.take_claimed(topic).await? {
+        if let Some(d) = self.take_claimed(topic) {
             return Ok(Some(d));
         }
         let _claiming = self.claiming.lock().await;
         // Another consumer's claim may have filled the queue while this one waited its turn.
-        if let Some(d) = self.take_claimed(topic).await? {
+        if let Some(d) = self.take_claimed(topic) {
             return Ok(Some(d));
         }
         // In a task of its own: a receive given up mid-way (its consumer stopping) must not lose
@@ -121,17 +132,18 @@ impl SqliteQueue {
         tokio::spawn(async move { this.claim_ahead(topic).await })
             .await
             .map_err(|e| QueueError::Storage(format!("a claim ahead failed: {e}")))??;
-        self.take_claimed(topic).await
+        Ok(self.take_claimed(topic))
     }
 
     /// Claims up to [`PREFETCH`] ready messages of `topic` in one transaction, for the next
     /// receives.
     async fn claim_ahead(&self, topic: Topic) -> Result<(), QueueError> {
         let max_attempts = self.max_attempts;
-        let taken = self
+        let (taken, leased_until) = self
             .store
             .write(move |tx| {
                 let now = now_ms();
+                let leased_until = now + ms(LEASE);
                 let ready: Vec<(i64, Vec<u8>, u32)> = tx
                     .prepare_cached(&format!(
                         "SELECT id, payload, attempts FROM queue_messages WHERE id IN ({OLDEST_READY_MANY}) ORDER BY available_at, id"
@@ -146,7 +158,7 @@ impl SqliteQueue {
                         dead_letter(tx, id)?;
                         continue;
                     }
-                    tx.prepare_cached(LEASE_ONE)?.execute(params![id, now + ms(LEASE)])?;
+                    tx.prepare_cached(LEASE_ONE)?.execute(params![id, leased_until])?;
                     taken.push(Delivery {
                         topic,
                         payload,
@@ -154,44 +166,46 @@ impl SqliteQueue {
                         tag: id as u64,
                     });
                 }
-                Ok::<_, QueueError>(taken)
+                Ok::<_, QueueError>((taken, leased_until))
             })
             .await?;
         let at = Instant::now();
         let mut claimed = self.claimed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        claimed
-            .entry(topic)
-            .or_default()
-            .extend(taken.into_iter().map(|delivery| Claimed { delivery, at }));
+        claimed.entry(topic).or_default().extend(taken.into_iter().map(|delivery| Claimed {
+            delivery,
+            at,
+            leased_until,
+        }));
         Ok(())
     }
 
     /// Gives back the messages claimed ahead and not handed out, their attempt not counted: at a
     /// stop, so that the next start hands them out at once and as fresh.
     pub async fn give_back_claimed(&self) -> Result<usize, QueueError> {
-        let unhandled: Vec<Delivery> = {
+        let unhandled: Vec<Claimed> = {
             let mut claimed = self.claimed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            claimed.values_mut().flat_map(|q| q.drain(..).map(|c| c.delivery)).collect()
+            claimed.values_mut().flat_map(|q| q.drain(..)).collect()
         };
         let count = unhandled.len();
         self.give_back(unhandled).await?;
         Ok(count)
     }
 
-    /// Makes messages claimed and never handed out visible again, uncharged.
-    async fn give_back(&self, deliveries: Vec<Delivery>) -> Result<(), QueueError> {
-        if deliveries.is_empty() {
+    /// Makes messages claimed and never handed out visible again, uncharged; a row whose lease
+    /// is no longer the claim's (it ended and the message went to another consumer) is left.
+    async fn give_back(&self, claims: Vec<Claimed>) -> Result<(), QueueError> {
+        if claims.is_empty() {
             return Ok(());
         }
-        let ids: Vec<i64> = deliveries.iter().map(|d| d.tag as i64).collect();
+        let leases: Vec<(i64, i64)> = claims.iter().map(|c| (c.delivery.tag as i64, c.leased_until)).collect();
         self.store
             .write(move |tx| {
                 let now = now_ms();
                 let mut unlease = tx.prepare_cached(
-                    "UPDATE queue_messages SET attempts = max(attempts - 1, 0), available_at = ?2, leased_until = NULL WHERE id = ?1",
+                    "UPDATE queue_messages SET attempts = max(attempts - 1, 0), available_at = ?2, leased_until = NULL WHERE id = ?1 AND leased_until = ?3",
                 )?;
-                for id in ids {
-                    unlease.execute(params![id, now])?;
+                for (id, leased_until) in leases {
+                    unlease.execute(params![id, now, leased_until])?;
                 }
                 Ok::<_, QueueError>(())
             })
