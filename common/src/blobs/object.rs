@@ -9,11 +9,19 @@ use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 
 /// Time allowed for one request to the store, and for connecting: a store that hangs makes a
 /// deposit answer 503 rather than hold its connection.
 const REQUEST_TIMEOUT: &str = "30s";
 const CONNECT_TIMEOUT: &str = "5s";
+
+/// Uploads in flight at once, and how long one waits for its turn before it is answered as an
+/// outage: a bucket that hangs holds each upload for its 30 s, on a thread of the runtime's
+/// blocking pool for a deposit; without a bound, deposits would take every such thread, and every
+/// read of the database with them.
+const UPLOADS_AT_ONCE: usize = 64;
+const UPLOAD_TURN_WAIT: Duration = Duration::from_secs(1);
 
 /// Retries of a failed request: a blip is absorbed, an outage is answered 503 within seconds
 /// (the crate's default retries for 3 minutes, holding the deposit's connection all along).
@@ -30,6 +38,8 @@ pub(super) struct ObjectBlobs {
     store: Arc<dyn ObjectStore>,
     /// Empty or ending with `/`.
     prefix: String,
+    /// One permit per upload in flight ([`UPLOADS_AT_ONCE`]).
+    uploads: Arc<Semaphore>,
 }
 
 impl ObjectBlobs {
@@ -44,18 +54,18 @@ impl ObjectBlobs {
         };
         // reqwest is built without a default crypto provider (ring, as everywhere in the workspace).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let store = builder
-            .with_bucket_name(bucket)
-            .with_allow_http(allow_http)
-            .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
-            .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
-            .with_retry(retries())
+        let store = hardened(builder, bucket, allow_http)
             .build()
             .map_err(|e| BlobError::Config(format!("SCEAU_BLOB_URL: {e}")))?;
-        Ok(Self {
-            store: Arc::new(store),
+        Ok(Self::over(Arc::new(store), prefix))
+    }
+
+    fn over(store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
+        Self {
+            store,
             prefix: prefix.to_owned(),
-        })
+            uploads: Arc::new(Semaphore::new(UPLOADS_AT_ONCE)),
+        }
     }
 
     /// Asks for an object that does not exist: a wrong endpoint, bucket or credential fails here,
@@ -73,7 +83,17 @@ impl ObjectBlobs {
         ObjectPath::from(format!("{}{}/{}", self.prefix, &name[..2], name))
     }
 
+    /// Uploads, once one of the [`UPLOADS_AT_ONCE`] turns is free within [`UPLOAD_TURN_WAIT`]: the
+    /// store is too slow to take more, which is answered as an outage (503 to a deposit).
     pub(super) async fn put(&self, name: &str, parts: Vec<Bytes>) -> Result<(), BlobError> {
+        let _turn = match tokio::time::timeout(UPLOAD_TURN_WAIT, self.uploads.acquire()).await {
+            Ok(Ok(turn)) => turn,
+            _ => {
+                return Err(BlobError::Unavailable(format!(
+                    "{UPLOADS_AT_ONCE} uploads to the object store are in flight"
+                )))
+            }
+        };
         let payload: PutPayload = parts.into_iter().collect();
         self.store.put(&self.key(name), payload).await.map_err(unavailable)?;
         Ok(())
@@ -91,6 +111,19 @@ impl ObjectBlobs {
             Err(e) => Err(unavailable(e)),
         }
     }
+}
+
+/// The builder with what the environment may not change: the bucket, plain http only where
+/// allowed, certificates checked (`from_env` reads every AWS_* variable, among them
+/// AWS_ALLOW_INVALID_CERTIFICATES), and bounded requests.
+fn hardened(builder: AmazonS3Builder, bucket: &str, allow_http: bool) -> AmazonS3Builder {
+    builder
+        .with_bucket_name(bucket)
+        .with_allow_http(allow_http)
+        .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::AllowInvalidCertificates), "false")
+        .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), REQUEST_TIMEOUT)
+        .with_config(AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout), CONNECT_TIMEOUT)
+        .with_retry(retries())
 }
 
 /// A missing object is [`BlobError::Missing`]; anything else means the store could not serve
@@ -130,6 +163,32 @@ mod tests {
         for refused in ["http://10.0.0.5:9000", "http://minio.internal", "ftp://127.0.0.1", "nonsense"] {
             assert!(matches!(plain_http_to_loopback(refused), Err(BlobError::Config(_))), "{refused}");
         }
+    }
+
+    /// Uploads past the bound wait a second for a turn, then are an outage: a hanging bucket
+    /// holds at most that many threads.
+    #[tokio::test]
+    async fn uploads_past_the_bound_are_an_outage_within_a_second() {
+        let blobs = ObjectBlobs::over(Arc::new(object_store::memory::InMemory::new()), "p/");
+        let name = "0123456789abcdef0123456789abcdef";
+        blobs.put(name, vec![Bytes::from_static(b"sealed")]).await.unwrap();
+        assert_eq!(blobs.get(name).await.unwrap(), b"sealed");
+        let held = blobs.uploads.clone().acquire_many_owned(UPLOADS_AT_ONCE as u32).await.unwrap();
+        let started = std::time::Instant::now();
+        let refused = blobs.put(name, vec![Bytes::from_static(b"other")]).await;
+        assert!(matches!(refused, Err(BlobError::Unavailable(_))), "{refused:?}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        drop(held);
+        blobs.put(name, vec![Bytes::from_static(b"other")]).await.unwrap();
+    }
+
+    #[test]
+    fn certificates_are_checked_whatever_the_environment_says() {
+        let key = AmazonS3ConfigKey::Client(ClientConfigKey::AllowInvalidCertificates);
+        let from_env = AmazonS3Builder::new().with_config(key, "true");
+        let builder = hardened(from_env, "documents", false);
+        assert_eq!(builder.get_config_value(&key).as_deref(), Some("false"));
+        assert_eq!(builder.get_config_value(&AmazonS3ConfigKey::Bucket).as_deref(), Some("documents"));
     }
 
     #[test]
