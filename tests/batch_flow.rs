@@ -175,48 +175,6 @@ fn serve_creates_its_data_dir_with_a_private_master_key() {
     drop(svc);
 }
 
-/// A `sceau sandbox` child of the service's processes that analyses documents.
-#[derive(Debug)]
-struct AnalysisChild {
-    /// Started for batch documents, below the service's priority.
-    lowered: bool,
-    nice: i64,
-    /// The names of its environment variables.
-    variables: Vec<String>,
-}
-
-fn analysis_children(svc: &Service) -> Vec<AnalysisChild> {
-    let parents: Vec<String> = svc.pids().into_iter().map(|(_, pid)| pid.to_string()).collect();
-    let split = |bytes: &[u8]| -> Vec<String> { bytes.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect() };
-    let mut children = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let (Ok(stat), Ok(cmdline), Ok(environ)) = (
-            std::fs::read_to_string(entry.path().join("stat")),
-            std::fs::read(entry.path().join("cmdline")),
-            std::fs::read(entry.path().join("environ")),
-        ) else {
-            continue;
-        };
-        let args = split(&cmdline);
-        if !(args.iter().any(|a| a == "sandbox") && args.iter().any(|a| a == "--engine")) {
-            continue;
-        }
-        // After the command name in parentheses: state, ppid, … nice is the 19th field.
-        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-        if fields.len() > 16 && parents.iter().any(|p| p == fields[1]) {
-            children.push(AnalysisChild {
-                lowered: args.iter().any(|a| a == "--lower-priority"),
-                nice: fields[16].parse().expect("nice"),
-                variables: split(&environ)
-                    .iter()
-                    .filter_map(|v| v.split_once('=').map(|(name, _)| name.to_owned()))
-                    .collect(),
-            });
-        }
-    }
-    children
-}
-
 /// Batch documents are analysed by children running below the service's CPU priority, so that a
 /// journey arriving meanwhile takes the CPU first; a journey's child keeps the service's priority.
 #[tokio::test]
@@ -232,7 +190,7 @@ async fn batch_documents_are_analysed_below_the_services_priority_and_journeys_a
     let (photo, selfie) = (support::png(64, 4), support::png(64, 5));
     let files: [(&str, &[u8], &str); 2] = [("front", &photo, "image/png"), ("selfie", &selfie, "image/png")];
     support::journey::complete(&svc, &co, &workflow, "priority", &files).await;
-    let children = analysis_children(&svc);
+    let children = support::children::analysis_children(&svc);
     let (batch_children, journey_children): (Vec<_>, Vec<_>) = children.iter().partition(|c| c.lowered);
     assert!(!batch_children.is_empty() && !journey_children.is_empty(), "{children:?}");
     assert!(

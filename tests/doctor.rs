@@ -167,9 +167,26 @@ async fn readyz_carries_the_engine_capabilities() {
     assert_eq!(ready["engine"]["trustListExpired"], false);
 }
 
+/// Analyses one batch document, so that analysis children are alive; their pids.
+async fn children_after_a_document(svc: &Service, key: &str) -> Vec<u32> {
+    let batch = svc.open_batch(key, None).await;
+    let (status, body) = svc.deposit(key, &batch, "identite", &support::png(64, 7)).await;
+    assert_eq!(status, 201, "{body}");
+    svc.post(key, &format!("/api/v1/batches/{batch}/submit"), serde_json::json!(null))
+        .await;
+    let ended = svc
+        .wait_batch(key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    assert_eq!(ended["counts"]["succeeded"], 1, "{ended}");
+    support::children::analysis_children(svc).iter().map(|c| c.pid).collect()
+}
+
 #[tokio::test]
 async fn the_shipped_list_imports_and_is_used_after_a_restart() {
     let mut svc = Service::start(&[]).await;
+    let co = svc.company();
+    let before = children_after_a_document(&svc, &co.key).await;
+    assert!(!before.is_empty(), "an analysis child is alive after a document");
     let dir = TempDir::new("tsl");
     let file = write_list(&dir.0, "tsl_signed.xml", &shipped_list());
     let imported = svc.admin(&["trust", "import", file.to_str().unwrap()]);
@@ -188,6 +205,15 @@ async fn the_shipped_list_imports_and_is_used_after_a_restart() {
         })
         .await;
     }
+    // Each child loaded the list when it started: those alive before the import are retired, and
+    // the next document is analysed by a child that loads the imported one.
+    support::eventually(Duration::from_secs(20), "the children renewed", || async {
+        let alive = support::children::analysis_children(&svc);
+        !alive.iter().any(|child| before.contains(&child.pid))
+    })
+    .await;
+    let after = children_after_a_document(&svc, &co.key).await;
+    assert!(after.iter().all(|pid| !before.contains(pid)), "{before:?} {after:?}");
 
     svc.stop();
     svc.boot().await;

@@ -329,9 +329,10 @@ impl Recorder {
         skip_missing: bool,
     ) -> Result<Vec<ImageFile>, RecordError> {
         let mut images = Vec::new();
+        let patience = outage::Patience::for_a_delivery();
         for file in files {
             let side = file.side;
-            let copied = match outage::waiting_out("reading a document", || self.blobs.get(&file.blob, from)).await {
+            let copied = match outage::waiting_out("reading a document", patience, || self.blobs.get(&file.blob, from)).await {
                 Err(BlobError::Missing) if skip_missing => {
                     tracing::warn!(%side, "file gone; the consultation has no image for it");
                     continue;
@@ -339,7 +340,7 @@ impl Recorder {
                 Ok(bytes) => {
                     let name = BlobStore::new_name();
                     let context = consultations::image_context(company, consultation, side);
-                    outage::waiting_out("writing an image", || {
+                    outage::waiting_out("writing an image", patience, || {
                         self.blobs.put_then_record(&self.store, &name, &context, bytes.clone())
                     })
                     .await

@@ -27,7 +27,11 @@ pub fn start(
     // Built once here so a bad trust list or register fails at start, with its warnings logged once;
     // the documents themselves are analysed by the same engine inside sandbox children.
     drop(BuiltinEngine::build(EngineOptions::from_config(config))?);
-    let (engine, batch_engine) = engines(config, concurrency)?;
+    let Engines {
+        journeys: engine,
+        batch: batch_engine,
+        pools,
+    } = engines(config, concurrency)?;
     let pool = worker::jobs::Worker {
         queue: backends.queue.clone(),
         blobs: backends.blobs.clone(),
@@ -55,6 +59,7 @@ pub fn start(
     tasks.spawn(worker::trust_sync::run(
         backends.blobs.clone(),
         config.data_dir.clone(),
+        pools,
         TRUST_SYNC_SWEEPS * config.sweep_interval,
         shutdown.clone(),
     ));
@@ -70,15 +75,31 @@ pub fn start(
 /// The engines of journeys and of batch documents. Any slot may run a journey, the batch slots
 /// only batch documents; batch documents are analysed by children `SCEAU_BATCH_NICE` steps below
 /// the service's CPU priority, in a pool of their own (one pool serves both when it is 0).
-fn engines(config: &Config, concurrency: usize) -> anyhow::Result<(Arc<dyn Engine>, Arc<dyn Engine>)> {
+fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
     let command = SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine();
     let realtime = Sandbox::new(command.clone(), concurrency + config.realtime_slots);
-    let engine: Arc<dyn Engine> = Arc::new(SandboxedEngine::new(realtime, config.analysis_timeout));
+    let journeys: Arc<dyn Engine> = Arc::new(SandboxedEngine::new(realtime.clone(), config.analysis_timeout));
     if config.batch_nice == 0 {
-        return Ok((engine.clone(), engine));
+        return Ok(Engines {
+            batch: journeys.clone(),
+            journeys,
+            pools: vec![realtime],
+        });
     }
     let batch = Sandbox::new(command.with_lower_priority(config.batch_nice), concurrency);
-    Ok((engine, Arc::new(SandboxedEngine::new(batch, config.analysis_timeout))))
+    Ok(Engines {
+        journeys,
+        batch: Arc::new(SandboxedEngine::new(batch.clone(), config.analysis_timeout)),
+        pools: vec![realtime, batch],
+    })
+}
+
+/// The worker's engines, and the pools of children behind them.
+struct Engines {
+    journeys: Arc<dyn Engine>,
+    batch: Arc<dyn Engine>,
+    /// Renewed when the trust list in the data dir changes: each child loaded it at its start.
+    pools: Vec<Sandbox>,
 }
 
 /// One line on stderr per program the engine misses (what it costs, how to install it), and a warning

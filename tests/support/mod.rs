@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod children;
 pub mod journey;
 pub mod portal;
 pub mod receiver;

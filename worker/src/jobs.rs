@@ -16,8 +16,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Engine failures are retried this many times within one delivery before `engine_failure`.
+/// Engine failures are retried this many times within one delivery before `engine_failure`; an
+/// overloaded machine's job is handed back to the queue until its delivery of that number.
 const ENGINE_ATTEMPTS: u32 = 3;
+/// How long a job whose analysis the machine had no CPU for waits before its next delivery.
+const OVERLOADED_RETRY: Duration = Duration::from_secs(30);
 /// Reads of a live flag (250 ms apart) before the job is handed back to the queue.
 const FLAG_ATTEMPTS: u32 = 40;
 /// How often an idle or drained consumer looks at the drain flag.
@@ -77,6 +80,19 @@ enum JobError {
     Queue(#[from] QueueError),
     #[error("{0}")]
     Transient(String),
+    /// The analysis waited for the CPU past its backstop: the job goes back to the queue.
+    #[error("{0}")]
+    Overloaded(String),
+}
+
+impl JobError {
+    /// How long the job waits before it is handed out again.
+    fn retry_after(&self) -> Duration {
+        match self {
+            JobError::Overloaded(_) => OVERLOADED_RETRY,
+            JobError::Queue(_) | JobError::Transient(_) => Duration::from_secs(2),
+        }
+    }
 }
 
 impl Worker {
@@ -184,11 +200,11 @@ impl Worker {
                 Topic::JobsRealtimeOverflow => Some(share.take(&job.company_id)),
                 _ => None,
             };
-            match self.process(&job).await {
+            match self.process(&job, delivery.attempts).await {
                 Ok(()) => (Settle::Ack, Handled::Done),
                 Err(e) => {
                     tracing::warn!(error = %e, attempts = delivery.attempts, "job failed; retrying later");
-                    (Settle::Retry(Duration::from_secs(2)), Handled::Done)
+                    (Settle::Retry(e.retry_after()), Handled::Done)
                 }
             }
         })
@@ -216,7 +232,8 @@ impl Worker {
         }
     }
 
-    async fn process(&self, job: &JobV1) -> Result<(), JobError> {
+    /// Handles the job on its `delivery`th delivery.
+    async fn process(&self, job: &JobV1, delivery: u32) -> Result<(), JobError> {
         if let Some(outcome) = self.precheck(job).await? {
             tracing::info!(outcome = outcome.name(), "job ended without analysis");
             return self.report(job, outcome).await;
@@ -228,7 +245,7 @@ impl Worker {
         })
         .await?;
         let started = std::time::Instant::now();
-        let outcome = self.analyse(job).await?;
+        let outcome = self.analyse(job, delivery).await?;
         tracing::info!(
             outcome = outcome.name(),
             ms = started.elapsed().as_millis() as u64,
@@ -277,7 +294,7 @@ impl Worker {
         ))
     }
 
-    async fn analyse(&self, job: &JobV1) -> Result<JobOutcome, JobError> {
+    async fn analyse(&self, job: &JobV1, delivery: u32) -> Result<JobOutcome, JobError> {
         let input = self.read_files(job).await?;
         if job.mode == Mode::Test {
             return Ok(crate::magic::test_outcome(&input.front, job.category));
@@ -298,6 +315,7 @@ impl Worker {
             match result {
                 Ok(report) => return Ok(JobOutcome::Analysed { report: Box::new(report) }),
                 Err(e) if e.is_retryable() => last = Some(e),
+                Err(EngineError::Overloaded(why)) if delivery < ENGINE_ATTEMPTS => return Err(JobError::Overloaded(why)),
                 Err(e) => {
                     return Ok(JobOutcome::Errored {
                         error: e.item_error(),
@@ -314,8 +332,9 @@ impl Worker {
     }
 
     async fn read_files(&self, job: &JobV1) -> Result<AnalysisInput, JobError> {
+        let patience = outage::Patience::for_a_delivery();
         let read = |name: String| async move {
-            outage::waiting_out("reading a document", || self.blobs.get(&name, &job.blob_context))
+            outage::waiting_out("reading a document", patience, || self.blobs.get(&name, &job.blob_context))
                 .await
                 .map_err(|e| JobError::Transient(format!("cannot read document: {e}")))
         };

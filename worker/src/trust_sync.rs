@@ -3,13 +3,16 @@
 //! list it checked, sealed by the master key, and every worker copies it into its own data dir at
 //! start and then every few seconds. Sealed means authentic: only a holder of the master key
 //! (the import, which verified the ANTS signature) can have written it, so the copy is not
-//! verified again; a list older than the one a worker uses is left aside.
+//! verified again; a list older than the one a worker uses is left aside. Once the list in a
+//! worker's data dir changes (copied here, or imported into a data dir shared with the gateway),
+//! its analysis children are renewed: each loaded its list when it started.
 
 use crate::analysis::twoddoc::trust_list::{self, TrustListError};
 use common::blobs::{BlobError, BlobStore};
 use common::capabilities::{TrustListOrigin, TrustListSummary};
+use common::sandbox::Sandbox;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -26,8 +29,12 @@ pub enum SyncError {
     NotAList(String),
     #[error(transparent)]
     InUse(#[from] TrustListError),
-    #[error("cannot write the trust list into {path}: {reason}")]
-    Write { path: String, reason: String },
+    #[error("cannot write the trust list into {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Makes `xml` (a list just imported and verified) the list workers copy.
@@ -43,29 +50,56 @@ pub async fn sync(blobs: &BlobStore, data_dir: &Path) -> Result<Option<TrustList
         Err(BlobError::Missing) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    let here = data_dir.to_owned();
+    off_the_runtime(data_dir, move || copy_unless_older(&published, &here)).await?
+}
+
+/// The file work of [`sync`]: reads, parses and writes with a flush.
+fn copy_unless_older(published: &str, data_dir: &Path) -> Result<Option<TrustListSummary>, SyncError> {
     let target = trust_list::imported_path(data_dir);
     if std::fs::read_to_string(&target).is_ok_and(|here| here == published) {
         return Ok(None);
     }
-    let summary = trust_list::summary(&published, TrustListOrigin::Imported).map_err(|e| SyncError::NotAList(e.to_string()))?;
+    let summary = trust_list::summary(published, TrustListOrigin::Imported).map_err(|e| SyncError::NotAList(e.to_string()))?;
     if trust_list::is_older(&summary, &trust_list::in_use(Some(data_dir))?.summary) {
         return Ok(None);
     }
-    write_in_place(&target, published.as_bytes()).map_err(|e| SyncError::Write {
-        path: target.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    write_in_place(&target, published.as_bytes()).map_err(|source| SyncError::Write { path: target, source })?;
     Ok(Some(summary))
 }
 
-/// Syncs every `interval` until `shutdown`; sandbox children started afterwards use the copy.
-pub async fn run(blobs: BlobStore, data_dir: std::path::PathBuf, interval: Duration, shutdown: CancellationToken) {
+/// Runs blocking file work on the blocking pool, so the worker's runtime keeps serving its jobs.
+async fn off_the_runtime<T: Send + 'static>(data_dir: &Path, work: impl FnOnce() -> T + Send + 'static) -> Result<T, SyncError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| SyncError::Write {
+        path: trust_list::imported_path(data_dir),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// The imported list in `data_dir`, as bytes (None when there is none): what the next child loads.
+async fn list_here(data_dir: &Path) -> Option<Vec<u8>> {
+    let path = trust_list::imported_path(data_dir);
+    off_the_runtime(data_dir, move || std::fs::read(path).ok()).await.ok().flatten()
+}
+
+/// Syncs every `interval` until `shutdown`; whenever the list in `data_dir` has changed since the
+/// last look, `sandboxes` are renewed, so that the next document is checked against it.
+pub async fn run(blobs: BlobStore, data_dir: PathBuf, sandboxes: Vec<Sandbox>, interval: Duration, shutdown: CancellationToken) {
+    let mut loaded = list_here(&data_dir).await;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(interval) => {}
         }
         report(sync(&blobs, &data_dir).await);
+        let here = list_here(&data_dir).await;
+        if here != loaded {
+            for sandbox in &sandboxes {
+                sandbox.renew().await;
+            }
+            tracing::info!("analysis children renewed for the ANTS trust list now in the data dir");
+            loaded = here;
+        }
     }
 }
 

@@ -8,8 +8,17 @@ use std::time::{Duration, Instant};
 
 /// How often the child's CPU time is read while it works.
 const POLL: Duration = Duration::from_millis(200);
-/// The wall-clock backstop of a CPU-time deadline, as a multiple of it.
-pub const WALL_BACKSTOP_FACTOR: u32 = 10;
+/// The wall-clock backstop of a CPU-time deadline, as a multiple of it…
+const WALL_BACKSTOP_FACTOR: u32 = 10;
+/// …and at most this long (but never below the deadline): with the reads of its files, a job's
+/// delivery must end within its queue lease (10 minutes), or it is handed out again while the
+/// first copy still runs.
+const WALL_BACKSTOP_CAP: Duration = Duration::from_secs(240);
+
+/// How long on the wall clock a child with a CPU-time `deadline` may run.
+pub fn wall_backstop(deadline: Duration) -> Duration {
+    (deadline * WALL_BACKSTOP_FACTOR).min(WALL_BACKSTOP_CAP).max(deadline)
+}
 
 /// Why a watched exchange was given up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,11 +29,12 @@ pub enum Overrun {
     Wall,
 }
 
-/// Runs `exchange` while process `pid` uses at most `deadline` of CPU time (its own and that of
-/// the programs it started and reaped) and at most `WALL_BACKSTOP_FACTOR` times that of wall time.
+/// Runs `exchange` while process `pid` uses at most `deadline` of CPU time (its own, that of the
+/// programs it started and reaped, and that of those of its process group still running: an OCR
+/// run is counted while it runs, not once it ends) and at most its [`wall_backstop`] of wall time.
 pub async fn within<T>(pid: u32, deadline: Duration, exchange: impl Future<Output = T>) -> Result<T, Overrun> {
     let start = used(pid).unwrap_or_default();
-    let backstop = Instant::now() + deadline * WALL_BACKSTOP_FACTOR;
+    let backstop = Instant::now() + wall_backstop(deadline);
     let mut poll = tokio::time::interval(POLL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(exchange);
@@ -44,20 +54,49 @@ pub async fn within<T>(pid: u32, deadline: Duration, exchange: impl Future<Outpu
     }
 }
 
-/// The CPU time process `pid` has used, user and system, with that of its reaped children; None
-/// when it is gone.
+/// The CPU time process `pid` has used, user and system, with that of its reaped children and of
+/// the other processes of its group (it leads one); None when it is gone.
 fn used(pid: u32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    ticks_of(&stat).map(|ticks| Duration::from_secs_f64(ticks as f64 / rustix::param::clock_ticks_per_second() as f64))
+    let own = ticks_of(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    let helpers: u64 = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<u32>().ok())
+                .is_some_and(|p| p != pid)
+        })
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
+        .filter_map(|stat| running_ticks_in_group(&stat, pid))
+        .sum();
+    let ticks = own + helpers;
+    Some(Duration::from_secs_f64(
+        ticks as f64 / rustix::param::clock_ticks_per_second() as f64,
+    ))
 }
 
-/// utime + stime + cutime + cstime of a `/proc/PID/stat` line, in clock ticks. The command name
-/// in parentheses may hold spaces and parentheses: the fields are counted after the last `)`.
+/// The fields of a `/proc/PID/stat` line after the command name in parentheses, which may hold
+/// spaces and parentheses: state is the first (field 3 of proc(5)).
+fn fields_after_name(stat: &str) -> Option<Vec<&str>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
+}
+
+/// utime + stime + cutime + cstime of a `/proc/PID/stat` line, in clock ticks.
 fn ticks_of(stat: &str) -> Option<u64> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    // After the name: state (3), ppid (4), … utime is field 14, cstime field 17 of proc(5).
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    fields.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum()
+    // utime is field 14, cstime field 17 of proc(5).
+    fields_after_name(stat)?.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum()
+}
+
+/// utime + stime of a process of group `group` (field 5), not yet reaped by its parent.
+fn running_ticks_in_group(stat: &str, group: u32) -> Option<u64> {
+    let fields = fields_after_name(stat)?;
+    if fields.get(2)?.parse::<u32>().ok()? != group {
+        return None;
+    }
+    fields.get(11..13)?.iter().map(|f| f.parse::<u64>().ok()).sum()
 }
 
 #[cfg(test)]
@@ -66,11 +105,38 @@ mod tests {
     use std::process::{Command, Stdio};
 
     #[test]
+    fn the_backstop_is_ten_deadlines_within_four_minutes_and_never_below_the_deadline() {
+        assert_eq!(wall_backstop(Duration::from_secs(3)), Duration::from_secs(30));
+        assert_eq!(wall_backstop(Duration::from_secs(120)), Duration::from_secs(240));
+        assert_eq!(wall_backstop(Duration::from_secs(600)), Duration::from_secs(600));
+    }
+
+    #[test]
     fn the_ticks_are_read_after_the_command_name_whatever_it_holds() {
         let stat = "42 (a) b (c)) S 1 42 42 0 -1 4194304 100 0 0 0 7 3 2 1 20 0 1 0 5 0 0";
         assert_eq!(ticks_of(stat), Some(7 + 3 + 2 + 1));
         assert_eq!(ticks_of("42 (cut"), None);
         assert_eq!(ticks_of("42 (x) S 1"), None);
+        assert_eq!(running_ticks_in_group(stat, 42), Some(7 + 3));
+        assert_eq!(running_ticks_in_group(stat, 41), None);
+    }
+
+    /// A leader that waits while a program it started spins (as a child waits for Tesseract) is
+    /// charged for that program's CPU as it runs, not once it is reaped.
+    #[tokio::test]
+    async fn a_running_helper_of_the_group_is_counted() {
+        use std::os::unix::process::CommandExt;
+        let mut leader = Command::new("sh")
+            .args(["-c", "sh -c 'while :; do :; done'; true"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let watched = within(leader.id(), Duration::from_millis(300), std::future::pending::<()>()).await;
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(leader.id() as i32), nix::sys::signal::Signal::SIGKILL);
+        leader.wait().unwrap();
+        assert_eq!(watched, Err(Overrun::Cpu));
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
 
     /// A process that waits uses no CPU: only the wall-clock backstop ends its watch.

@@ -10,6 +10,7 @@ use nix::unistd::Pid;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::BufReader;
@@ -90,6 +91,8 @@ pub struct Sandbox {
 
 struct Inner {
     command: SandboxCommand,
+    /// Bumped by [`Sandbox::renew`]: a child of an older generation is retired instead of reused.
+    generation: AtomicU64,
     idle: Mutex<Vec<Worker>>,
     /// One permit per child that may run at once.
     permits: Semaphore,
@@ -102,6 +105,8 @@ struct Worker {
     stdout: BufReader<ChildStdout>,
     pid: u32,
     uses: u32,
+    /// The pool's generation when it started.
+    generation: u64,
 }
 
 impl Sandbox {
@@ -110,6 +115,7 @@ impl Sandbox {
         Self {
             inner: Arc::new(Inner {
                 command,
+                generation: AtomicU64::new(0),
                 idle: Mutex::new(Vec::new()),
                 permits: Semaphore::new(children.max(1)),
             }),
@@ -157,7 +163,7 @@ impl Sandbox {
                 );
                 return Err(match overrun {
                     Overrun::Cpu => SandboxError::TimedOut(deadline),
-                    Overrun::Wall => SandboxError::Starved(deadline * cpu_time::WALL_BACKSTOP_FACTOR),
+                    Overrun::Wall => SandboxError::Starved(cpu_time::wall_backstop(deadline)),
                 });
             }
         };
@@ -169,12 +175,25 @@ impl Sandbox {
         }
     }
 
+    /// Retires the idle children and has the busy ones retired once done, so that the next
+    /// work starts a child that reads its configuration anew (a trust list copied since).
+    pub async fn renew(&self) {
+        self.inner.generation.fetch_add(1, Ordering::SeqCst);
+        let idle = match self.inner.idle.lock() {
+            Ok(mut idle) => std::mem::take(&mut *idle),
+            Err(_) => return,
+        };
+        for worker in idle {
+            worker.retire().await;
+        }
+    }
+
     fn take_idle(&self) -> Option<Worker> {
         self.inner.idle.lock().ok()?.pop()
     }
 
     async fn give_back(&self, worker: Worker) {
-        if worker.uses >= USES_PER_CHILD {
+        if worker.uses >= USES_PER_CHILD || worker.generation != self.inner.generation.load(Ordering::SeqCst) {
             worker.retire().await;
             return;
         }
@@ -211,6 +230,7 @@ impl Sandbox {
             stdout: BufReader::new(stdout),
             pid,
             uses: 0,
+            generation: self.inner.generation.load(Ordering::SeqCst),
         };
         match tokio::time::timeout(START_DEADLINE, protocol::read_response(&mut worker.stdout)).await {
             Ok(Ok(Response::Done(_))) => Ok(worker),

@@ -27,6 +27,11 @@ pub enum EngineError {
     /// The engine itself failed: retried, then reported as `engine_failure`.
     #[error("{0}")]
     Failure(String),
+    /// The machine could not give the analysis its CPU before the wall-clock backstop: not the
+    /// document's fault, and not retried in place (the delivery must end within its lease): the
+    /// job goes back to the queue, and is reported as `engine_failure` on its last delivery.
+    #[error("{0}")]
+    Overloaded(String),
 }
 
 impl EngineError {
@@ -35,11 +40,12 @@ impl EngineError {
         match self {
             Self::Unreadable(_) => ItemError::UnreadableDocument,
             Self::Unsupported(_) => ItemError::UnsupportedDocument,
-            Self::Failure(_) => ItemError::EngineFailure,
+            Self::Failure(_) | Self::Overloaded(_) => ItemError::EngineFailure,
         }
     }
 
-    /// Only engine failures may succeed on another try; the document's own faults never do.
+    /// Only engine failures may succeed on another try within the delivery; the document's own
+    /// faults never do, and an overloaded machine gets the job back later through the queue.
     pub fn is_retryable(&self) -> bool {
         matches!(self, Self::Failure(_))
     }
@@ -59,5 +65,8 @@ mod tests {
         let failure = EngineError::Failure("x".into());
         assert_eq!(failure.item_error(), ItemError::EngineFailure);
         assert!(failure.is_retryable());
+        let overloaded = EngineError::Overloaded("x".into());
+        assert_eq!(overloaded.item_error(), ItemError::EngineFailure);
+        assert!(!overloaded.is_retryable());
     }
 }

@@ -70,14 +70,15 @@ impl Engine for SandboxedEngine {
 }
 
 /// A document that kills its child would kill the next one too: it is the document's finding
-/// (permanent, never retried); a sandbox that cannot serve at all, or a child starved of CPU by
-/// an overloaded machine, is worth another try.
+/// (permanent, never retried); a sandbox that cannot serve at all is worth another try, and a
+/// child starved of CPU by an overloaded machine another delivery, later.
 fn over_limits(error: SandboxError) -> EngineError {
     match error {
         SandboxError::TimedOut(_) | SandboxError::LimitExceeded(_) => {
             EngineError::Unsupported(format!("the document exceeds the analysis limits of memory and time ({error})"))
         }
-        SandboxError::Unavailable(_) | SandboxError::Starved(_) => EngineError::Failure(error.to_string()),
+        SandboxError::Unavailable(_) => EngineError::Failure(error.to_string()),
+        SandboxError::Starved(_) => EngineError::Overloaded(error.to_string()),
     }
 }
 
@@ -154,7 +155,8 @@ mod tests {
         assert_eq!(timed_out.item_error(), common::domain::ItemError::UnsupportedDocument);
         assert!(!over_limits(SandboxError::LimitExceeded("SIGABRT".into())).is_retryable());
         assert!(over_limits(SandboxError::Unavailable("gone".into())).is_retryable());
-        assert!(over_limits(SandboxError::Starved(Duration::from_secs(1200))).is_retryable());
+        let starved = over_limits(SandboxError::Starved(Duration::from_secs(240)));
+        assert!(matches!(starved, EngineError::Overloaded(_)) && !starved.is_retryable());
     }
 
     #[test]
