@@ -436,8 +436,32 @@ mod poison_tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_document_the_engine_panics_on_is_dead_lettered_not_recorded() {
+    /// An engine the machine never has CPU for: every analysis starved past its backstop.
+    struct StarvedEngine(std::sync::atomic::AtomicU32);
+
+    #[async_trait]
+    impl crate::analysis::Engine for StarvedEngine {
+        async fn analyse(&self, _: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(EngineError::Overloaded(
+                "the work waited over 240 s for the CPU and was stopped".into(),
+            ))
+        }
+        fn name(&self) -> &'static str {
+            "starved"
+        }
+    }
+
+    /// A store with one company, one batch in progress and one document of it, its job queued,
+    /// and a worker with `engine`.
+    struct Fixture {
+        dir: std::path::PathBuf,
+        store: Store,
+        worker: Worker,
+        job: JobV1,
+    }
+
+    async fn fixture(engine: Arc<dyn crate::analysis::Engine>) -> Fixture {
         let dir = std::env::temp_dir().join(format!("sceau-poison-{}", common::ids::random_hex(8)));
         let store = Store::open(&dir.join("db.sqlite")).unwrap();
         let keys = std::sync::Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
@@ -469,7 +493,7 @@ mod poison_tests {
             .put("0123456789abcdef0123456789abcdef", &context, b"bytes".to_vec())
             .await
             .unwrap();
-        let job = Job::V1(JobV1 {
+        let job = JobV1 {
             company_id: company.clone(),
             source: JobSource::BatchItem {
                 batch_id: batch,
@@ -483,21 +507,27 @@ mod poison_tests {
             deadline: now + chrono::Duration::hours(1),
             request_id: None,
             mode: common::domain::Mode::Live,
-        });
+        };
         queue
-            .publish(Topic::JobsBatch, serde_json::to_vec(&job).unwrap(), Duration::ZERO)
+            .publish(Topic::JobsBatch, serde_json::to_vec(&Job::V1(job.clone())).unwrap(), Duration::ZERO)
             .await
             .unwrap();
         let worker = Worker {
-            queue: Arc::new(queue.clone()),
+            queue: Arc::new(queue),
             blobs,
-            engine: Arc::new(PanickingEngine),
-            batch_engine: Arc::new(PanickingEngine),
+            engine: engine.clone(),
+            batch_engine: engine,
             realtime_slots: 0,
             flags: Arc::new(StoreFlags(store.clone())),
             in_flight: Default::default(),
             paused: Default::default(),
         };
+        Fixture { dir, store, worker, job }
+    }
+
+    #[tokio::test]
+    async fn a_document_the_engine_panics_on_is_dead_lettered_not_recorded() {
+        let Fixture { dir, store, worker, .. } = fixture(Arc::new(PanickingEngine)).await;
         let shutdown = CancellationToken::new();
         let running = tokio::spawn(worker.run(1, shutdown.clone()));
         let dead_letters = SqliteQueue::new(store.clone(), 3);
@@ -514,6 +544,33 @@ mod poison_tests {
             .await
             .unwrap();
         assert!(!results.iter().any(|r| r.contains("job_finished")), "a panic is not a finding");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A starved analysis is not tried again within its delivery (which must end within its
+    /// lease): the job goes back to the queue for a while, and its third delivery records
+    /// `engine_failure`.
+    #[tokio::test]
+    async fn a_starved_analysis_goes_back_to_the_queue_and_fails_on_its_third_delivery() {
+        let engine = Arc::new(StarvedEngine(Default::default()));
+        let Fixture { dir, worker, job, .. } = fixture(engine.clone()).await;
+        for delivery in 1..ENGINE_ATTEMPTS {
+            let handed_back = worker.analyse(&job, delivery).await;
+            assert!(
+                matches!(handed_back, Err(JobError::Overloaded(_))),
+                "delivery {delivery}: {handed_back:?}"
+            );
+            assert_eq!(handed_back.unwrap_err().retry_after(), OVERLOADED_RETRY);
+        }
+        assert_eq!(
+            engine.0.load(std::sync::atomic::Ordering::SeqCst),
+            ENGINE_ATTEMPTS - 1,
+            "one try per delivery"
+        );
+        match worker.analyse(&job, ENGINE_ATTEMPTS).await {
+            Ok(JobOutcome::Errored { error, .. }) => assert_eq!(error, ItemError::EngineFailure),
+            other => panic!("the last delivery records engine_failure: {other:?}"),
+        }
         let _ = std::fs::remove_dir_all(dir);
     }
 }
