@@ -227,11 +227,30 @@ impl SqliteQueue {
             .await
     }
 
+    /// The first ready message of `topics`, claimed in a task of its own: a receive given up
+    /// while the claim is written (a drain, a grace period ending) would leave the message leased
+    /// to no one for 10 minutes; the task gives it back, uncharged, when nobody is left to take it.
     async fn try_claim(&self, topics: Vec<Topic>) -> Result<Option<Delivery>, QueueError> {
+        let (answer, taken) = tokio::sync::oneshot::channel();
+        let this = self.clone();
+        tokio::spawn(async move {
+            let claimed = this.claim_one(topics).await;
+            if let Err(Ok(Some(claim))) = answer.send(claimed) {
+                if let Err(error) = this.give_back(vec![claim]).await {
+                    tracing::warn!(%error, "could not give back a message claimed for a receive given up; its lease will end");
+                }
+            }
+        });
+        let claimed = taken.await.map_err(|e| QueueError::Storage(format!("a claim failed: {e}")))??;
+        Ok(claimed.map(|claim| claim.delivery))
+    }
+
+    async fn claim_one(&self, topics: Vec<Topic>) -> Result<Option<Claimed>, QueueError> {
         let max_attempts = self.max_attempts;
         self.store
             .write(move |tx| {
                 let now = now_ms();
+                let leased_until = now + ms(LEASE);
                 for topic in topics {
                     while let Some(id) = next_ready(tx, topic, now)? {
                         let (payload, attempts) =
@@ -242,12 +261,16 @@ impl SqliteQueue {
                             dead_letter(tx, id)?;
                             continue;
                         }
-                        tx.prepare_cached(LEASE_ONE)?.execute(params![id, now + ms(LEASE)])?;
-                        return Ok(Some(Delivery {
-                            topic,
-                            payload,
-                            attempts: attempts + 1,
-                            tag: id as u64,
+                        tx.prepare_cached(LEASE_ONE)?.execute(params![id, leased_until])?;
+                        return Ok(Some(Claimed {
+                            delivery: Delivery {
+                                topic,
+                                payload,
+                                attempts: attempts + 1,
+                                tag: id as u64,
+                            },
+                            at: Instant::now(),
+                            leased_until,
                         }));
                     }
                 }
@@ -490,6 +513,26 @@ mod tests {
         assert_eq!((again.payload.as_slice(), again.attempts), (b"batch".as_slice(), 2));
         q.ack(&again).await.unwrap();
         assert!(q.depth().await.unwrap().is_empty());
+    }
+
+    /// A receive given up mid-claim (a drain, a grace period ending) leaves the message to the
+    /// next receive, uncharged, instead of leased to no one for 10 minutes.
+    #[tokio::test]
+    async fn a_receive_given_up_mid_claim_loses_no_message() {
+        let (q, _store) = queue(5);
+        q.publish(Topic::JobsBatch, b"job".to_vec(), Duration::ZERO).await.unwrap();
+        // Polled once (its claim handed to the store's writer), then dropped.
+        let given_up = tokio::select! {
+            biased;
+            received = q.receive(&[Topic::JobsBatch]) => Some(received),
+            () = std::future::ready(()) => None,
+        };
+        assert!(given_up.is_none(), "the claim waits for its flush");
+        let next = tokio::time::timeout(Duration::from_secs(2), q.receive(&[Topic::JobsBatch]))
+            .await
+            .expect("the message was leased by the receive given up")
+            .unwrap();
+        assert_eq!((next.payload.as_slice(), next.attempts), (b"job".as_slice(), 1));
     }
 
     /// Company A puts ten journeys' jobs on the real-time lane at once, then B and C one each:
