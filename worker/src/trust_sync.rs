@@ -50,11 +50,17 @@ pub async fn sync(blobs: &BlobStore, data_dir: &Path) -> Result<Option<TrustList
         Err(BlobError::Missing) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
+    // Reads, parses and writes with a flush: on the blocking pool, not the worker's runtime.
     let here = data_dir.to_owned();
-    off_the_runtime(data_dir, move || copy_unless_older(&published, &here)).await?
+    tokio::task::spawn_blocking(move || copy_unless_older(&published, &here))
+        .await
+        .map_err(|e| SyncError::Write {
+            path: trust_list::imported_path(data_dir),
+            source: std::io::Error::other(e.to_string()),
+        })?
 }
 
-/// The file work of [`sync`]: reads, parses and writes with a flush.
+/// The file work of [`sync`].
 fn copy_unless_older(published: &str, data_dir: &Path) -> Result<Option<TrustListSummary>, SyncError> {
     let target = trust_list::imported_path(data_dir);
     if std::fs::read_to_string(&target).is_ok_and(|here| here == published) {
@@ -68,18 +74,12 @@ fn copy_unless_older(published: &str, data_dir: &Path) -> Result<Option<TrustLis
     Ok(Some(summary))
 }
 
-/// Runs blocking file work on the blocking pool, so the worker's runtime keeps serving its jobs.
-async fn off_the_runtime<T: Send + 'static>(data_dir: &Path, work: impl FnOnce() -> T + Send + 'static) -> Result<T, SyncError> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| SyncError::Write {
-        path: trust_list::imported_path(data_dir),
-        source: std::io::Error::other(e.to_string()),
-    })
-}
-
-/// The imported list in `data_dir`, as bytes (None when there is none): what the next child loads.
-async fn list_here(data_dir: &Path) -> Option<Vec<u8>> {
-    let path = trust_list::imported_path(data_dir);
-    off_the_runtime(data_dir, move || std::fs::read(path).ok()).await.ok().flatten()
+/// What tells the imported list in `data_dir` from another (None when there is none): its file's
+/// inode, size and time of change. A list is always written beside its place and renamed over it.
+async fn list_here(data_dir: &Path) -> Option<(u64, u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = tokio::fs::metadata(trust_list::imported_path(data_dir)).await.ok()?;
+    Some((metadata.ino(), metadata.len(), metadata.modified().ok()?))
 }
 
 /// Syncs every `interval` until `shutdown`; whenever the list in `data_dir` has changed since the

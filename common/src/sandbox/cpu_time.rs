@@ -30,8 +30,8 @@ pub enum Overrun {
 }
 
 /// Runs `exchange` while process `pid` uses at most `deadline` of CPU time (its own, that of the
-/// programs it started and reaped, and that of those of its process group still running: an OCR
-/// run is counted while it runs, not once it ends) and at most its [`wall_backstop`] of wall time.
+/// programs it started and reaped, and that of those still running: an OCR run is counted while
+/// it runs, not once it ends) and at most its [`wall_backstop`] of wall time.
 pub async fn within<T>(pid: u32, deadline: Duration, exchange: impl Future<Output = T>) -> Result<T, Overrun> {
     let start = used(pid).unwrap_or_default();
     let backstop = Instant::now() + wall_backstop(deadline);
@@ -55,27 +55,41 @@ pub async fn within<T>(pid: u32, deadline: Duration, exchange: impl Future<Outpu
 }
 
 /// The CPU time process `pid` has used, user and system, with that of its reaped children and of
-/// the other processes of its group (it leads one); None when it is gone.
+/// the programs it runs now (its descendants, through /proc's `children` lists: a handful of
+/// reads, where a walk of every process of the machine would cost thousands on a busy host);
+/// None when it is gone.
 fn used(pid: u32) -> Option<Duration> {
     let own = ticks_of(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
-    let helpers: u64 = std::fs::read_dir("/proc")
+    let running: u64 = descendants(pid)
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .and_then(|name| name.parse::<u32>().ok())
-                .is_some_and(|p| p != pid)
-        })
-        .filter_map(|entry| std::fs::read_to_string(entry.path().join("stat")).ok())
-        .filter_map(|stat| running_ticks_in_group(&stat, pid))
+        .filter_map(|helper| std::fs::read_to_string(format!("/proc/{helper}/stat")).ok())
+        .filter_map(|stat| running_ticks(&stat))
         .sum();
-    let ticks = own + helpers;
+    let ticks = own + running;
     Some(Duration::from_secs_f64(
         ticks as f64 / rustix::param::clock_ticks_per_second() as f64,
     ))
+}
+
+/// The processes below `pid`, read from the `children` list of each of their threads.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut next = vec![pid];
+    while let Some(parent) = next.pop() {
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
+            continue;
+        };
+        for thread in threads.flatten() {
+            let Ok(children) = std::fs::read_to_string(thread.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                found.push(child);
+                next.push(child);
+            }
+        }
+    }
+    found
 }
 
 /// The fields of a `/proc/PID/stat` line after the command name in parentheses, which may hold
@@ -90,13 +104,9 @@ fn ticks_of(stat: &str) -> Option<u64> {
     fields_after_name(stat)?.get(11..15)?.iter().map(|f| f.parse::<u64>().ok()).sum()
 }
 
-/// utime + stime of a process of group `group` (field 5), not yet reaped by its parent.
-fn running_ticks_in_group(stat: &str, group: u32) -> Option<u64> {
-    let fields = fields_after_name(stat)?;
-    if fields.get(2)?.parse::<u32>().ok()? != group {
-        return None;
-    }
-    fields.get(11..13)?.iter().map(|f| f.parse::<u64>().ok()).sum()
+/// utime + stime of a `/proc/PID/stat` line: a process still running, not yet reaped.
+fn running_ticks(stat: &str) -> Option<u64> {
+    fields_after_name(stat)?.get(11..13)?.iter().map(|f| f.parse::<u64>().ok()).sum()
 }
 
 #[cfg(test)]
@@ -117,14 +127,13 @@ mod tests {
         assert_eq!(ticks_of(stat), Some(7 + 3 + 2 + 1));
         assert_eq!(ticks_of("42 (cut"), None);
         assert_eq!(ticks_of("42 (x) S 1"), None);
-        assert_eq!(running_ticks_in_group(stat, 42), Some(7 + 3));
-        assert_eq!(running_ticks_in_group(stat, 41), None);
+        assert_eq!(running_ticks(stat), Some(7 + 3));
     }
 
-    /// A leader that waits while a program it started spins (as a child waits for Tesseract) is
+    /// A process that waits while a program it started spins (as a child waits for Tesseract) is
     /// charged for that program's CPU as it runs, not once it is reaped.
     #[tokio::test]
-    async fn a_running_helper_of_the_group_is_counted() {
+    async fn a_running_helper_is_counted() {
         use std::os::unix::process::CommandExt;
         let mut leader = Command::new("sh")
             .args(["-c", "sh -c 'while :; do :; done'; true"])

@@ -154,11 +154,9 @@ impl SqliteQueue {
                     .collect::<Result<_, _>>()?;
                 let mut taken = Vec::with_capacity(ready.len());
                 for (id, payload, attempts) in ready {
-                    if attempts >= max_attempts {
-                        dead_letter(tx, id)?;
+                    if !lease_or_dead_letter(tx, id, attempts, max_attempts, leased_until)? {
                         continue;
                     }
-                    tx.prepare_cached(LEASE_ONE)?.execute(params![id, leased_until])?;
                     taken.push(Delivery {
                         topic,
                         payload,
@@ -257,11 +255,9 @@ impl SqliteQueue {
                             tx.query_row("SELECT payload, attempts FROM queue_messages WHERE id = ?1", [id], |r| {
                                 Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, u32>(1)?))
                             })?;
-                        if attempts >= max_attempts {
-                            dead_letter(tx, id)?;
+                        if !lease_or_dead_letter(tx, id, attempts, max_attempts, leased_until)? {
                             continue;
                         }
-                        tx.prepare_cached(LEASE_ONE)?.execute(params![id, leased_until])?;
                         return Ok(Some(Claimed {
                             delivery: Delivery {
                                 topic,
@@ -358,6 +354,23 @@ fn insert_all(tx: &rusqlite::Transaction<'_>, messages: &[Outgoing]) -> Result<(
         insert_row(tx, m.topic, owner, &m.payload, now + ms(m.delay))?;
     }
     Ok(())
+}
+
+/// Leases a ready message until `leased_until`, charging it an attempt; false when it was handed
+/// out `max_attempts` times already and went to the dead letters instead.
+fn lease_or_dead_letter(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    attempts: u32,
+    max_attempts: u32,
+    leased_until: i64,
+) -> Result<bool, QueueError> {
+    if attempts >= max_attempts {
+        dead_letter(tx, id)?;
+        return Ok(false);
+    }
+    tx.prepare_cached(LEASE_ONE)?.execute(params![id, leased_until])?;
+    Ok(true)
 }
 
 /// Forgets a handled message.

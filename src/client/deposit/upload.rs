@@ -48,6 +48,16 @@ impl LocalRefusal {
     }
 }
 
+impl Limited {
+    fn now() -> Self {
+        Limited {
+            since: Instant::now(),
+            tries: 0,
+            none_in_progress: false,
+        }
+    }
+}
+
 /// What one try to deposit a file came to.
 enum Step {
     /// The file has its outcome (deposited or refused): on to the next.
@@ -66,10 +76,17 @@ pub struct Upload<'a> {
     progress: &'a Progress,
     /// How long a limit of the company (documents, volume, open batches) may hold before giving up.
     limit_wait: Duration,
-    /// Since when a limit holds, and how many tries it refused.
-    limited: Option<(Instant, u32)>,
-    /// The document limit's last refusal came while no earlier batch of the run was analysed.
-    limited_with_none_in_progress: bool,
+    /// The limit of the company that holds, if one does.
+    limited: Option<Limited>,
+}
+
+/// A limit of the company that holds, and what was seen of it.
+struct Limited {
+    since: Instant,
+    /// Tries it refused.
+    tries: u32,
+    /// Its last refusal came while no earlier batch of the run was analysed.
+    none_in_progress: bool,
 }
 
 impl<'a> Upload<'a> {
@@ -81,7 +98,6 @@ impl<'a> Upload<'a> {
             progress,
             limit_wait,
             limited: None,
-            limited_with_none_in_progress: false,
         }
     }
 
@@ -105,11 +121,8 @@ impl<'a> Upload<'a> {
                 },
             };
             match self.deposit(index, k).await? {
-                Step::Settled => {
-                    self.limited = None;
-                    self.limited_with_none_in_progress = false;
-                }
-                Step::BatchClosed => self.limited_with_none_in_progress = false,
+                Step::Settled => self.limited = None,
+                Step::BatchClosed => {}
                 Step::Wait(pause) => tokio::time::sleep(pause).await,
             }
         }
@@ -203,7 +216,6 @@ impl<'a> Upload<'a> {
                 // the service's next sweep, moments after the batch says it ended.
                 if self.state.batches[k].deposited > 0 && self.nothing_else_will_free(k).await? {
                     self.close(k, Close::Submit).await?;
-                    self.limited_with_none_in_progress = false;
                 }
                 let why = match code {
                     ErrorCode::VolumeQuotaExceeded => "the company's pending file volume is at its limit",
@@ -233,8 +245,9 @@ impl<'a> Upload<'a> {
     /// still holds with none): only batch k's own documents can then free it.
     async fn nothing_else_will_free(&mut self, k: usize) -> Result<bool, DepositError> {
         let none_in_progress = !self.earlier_batch_in_progress(k).await?;
-        let held_over_a_pause = none_in_progress && self.limited_with_none_in_progress;
-        self.limited_with_none_in_progress = none_in_progress;
+        let limited = self.limited.get_or_insert_with(Limited::now);
+        let held_over_a_pause = none_in_progress && limited.none_in_progress;
+        limited.none_in_progress = none_in_progress;
         Ok(held_over_a_pause)
     }
 
@@ -269,7 +282,7 @@ impl<'a> Upload<'a> {
     /// A limit of the company holds: the pause before the next try (its `Retry-After`, else a
     /// doubling backoff), or an error once it has held for longer than allowed.
     fn limit(&mut self, answer: &Answer, why: &str) -> Result<Duration, DepositError> {
-        let (since, tries) = self.limited.get_or_insert((Instant::now(), 0));
+        let Limited { since, tries, .. } = self.limited.get_or_insert_with(Limited::now);
         *tries += 1;
         if since.elapsed() >= self.limit_wait {
             return Err(DepositError::LimitWait {
