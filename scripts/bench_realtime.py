@@ -15,7 +15,7 @@ import time
 
 from bench_service import BATCH_DOCUMENTS, Service, sample
 
-IDLE_JOURNEYS = 15
+IDLE_JOURNEYS = 30
 GOAL = 1.2
 THROUGHPUT_GOAL = 0.9
 

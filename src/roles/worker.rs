@@ -30,6 +30,7 @@ pub fn start(
     let Engines {
         journeys: engine,
         batch: batch_engine,
+        batch_pool,
         pools,
     } = engines(config, concurrency)?;
     let pool = worker::jobs::Worker {
@@ -37,6 +38,7 @@ pub fn start(
         blobs: backends.blobs.clone(),
         engine,
         batch_engine,
+        batch_pool,
         realtime_slots: config.realtime_slots,
         flags: backends.flags.clone(),
         in_flight: Default::default(),
@@ -74,7 +76,8 @@ pub fn start(
 
 /// The engines of journeys and of batch documents. Any slot may run a journey, the batch slots
 /// only batch documents; batch documents are analysed by children `SCEAU_BATCH_NICE` steps below
-/// the service's CPU priority, in a pool of their own (one pool serves both when it is 0).
+/// the service's CPU priority, in a pool of their own (one pool serves both when it is 0), whose
+/// children are stopped while a journey is analysed.
 fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
     let command = SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine();
     let realtime = Sandbox::new(command.clone(), concurrency + config.realtime_slots);
@@ -83,6 +86,7 @@ fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
         return Ok(Engines {
             batch: journeys.clone(),
             journeys,
+            batch_pool: None,
             pools: vec![realtime],
         });
     }
@@ -90,6 +94,7 @@ fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
     Ok(Engines {
         journeys,
         batch: Arc::new(SandboxedEngine::new(batch.clone(), config.analysis_timeout)),
+        batch_pool: Some(batch.clone()),
         pools: vec![realtime, batch],
     })
 }
@@ -98,6 +103,9 @@ fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
 struct Engines {
     journeys: Arc<dyn Engine>,
     batch: Arc<dyn Engine>,
+    /// The batch engine's own pool, paused while a journey is analysed; none when one pool
+    /// serves both.
+    batch_pool: Option<Sandbox>,
     /// Renewed when the trust list in the data dir changes: each child loaded it at its start.
     pools: Vec<Sandbox>,
 }

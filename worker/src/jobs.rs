@@ -35,6 +35,9 @@ pub struct Worker {
     /// The engine of batch documents: the same, or one whose analyses run at a lower OS priority
     /// so that a journey's analysis takes the CPU first.
     pub batch_engine: Arc<dyn Engine>,
+    /// The children behind `batch_engine` when they are a pool of their own: paused while a
+    /// journey's job is handled here (see `common::sandbox::pause`).
+    pub batch_pool: Option<common::sandbox::Sandbox>,
     /// Slots beside the pool's `concurrency` that take real-time jobs only: a journey never
     /// waits for a batch document to finish.
     pub realtime_slots: usize,
@@ -234,6 +237,7 @@ impl Worker {
 
     /// Handles the job on its `delivery`th delivery.
     async fn process(&self, job: &JobV1, delivery: u32) -> Result<(), JobError> {
+        let _batch_paused = self.pause_batch_for(job);
         if let Some(outcome) = self.precheck(job).await? {
             tracing::info!(outcome = outcome.name(), "job ended without analysis");
             return self.report(job, outcome).await;
@@ -252,6 +256,15 @@ impl Worker {
             "document analysed"
         );
         self.report(job, outcome).await
+    }
+
+    /// A journey's document has the machine to itself while it is handled: the batch analyses
+    /// under way in this worker are stopped until it is done (within the pause's budget).
+    fn pause_batch_for(&self, job: &JobV1) -> Option<common::sandbox::Paused> {
+        match (&job.source, job.mode) {
+            (JobSource::Verification { .. }, Mode::Live) => self.batch_pool.as_ref()?.pause(),
+            _ => None,
+        }
     }
 
     /// What ends the job without analysis: canceled batch, passed deadline, AI disabled.
@@ -517,6 +530,7 @@ mod poison_tests {
             blobs,
             engine: engine.clone(),
             batch_engine: engine,
+            batch_pool: None,
             realtime_slots: 0,
             flags: Arc::new(StoreFlags(store.clone())),
             in_flight: Default::default(),

@@ -175,6 +175,7 @@ impl Bench {
             blobs: blobs.clone(),
             engine: engine.clone(),
             batch_engine,
+            batch_pool: None,
             realtime_slots,
             flags: Arc::new(OpenFlags),
             in_flight: Default::default(),

@@ -8,9 +8,11 @@
 
 pub mod child;
 mod cpu_time;
+mod pause;
 mod pool;
 pub mod protocol;
 
+pub use pause::{Paused, MAX_PAUSE};
 pub use pool::{Sandbox, SandboxCommand, SandboxError};
 
 use serde::de::DeserializeOwned;

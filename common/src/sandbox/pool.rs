@@ -3,6 +3,7 @@
 //! started included) and reaped; the next request starts a fresh one.
 
 use super::cpu_time::{self, Overrun};
+use super::pause::{Paused, Pauses};
 use super::protocol::{self, Response};
 use super::Task;
 use nix::sys::signal::{killpg, Signal};
@@ -96,6 +97,8 @@ struct Inner {
     idle: Mutex<Vec<Worker>>,
     /// One permit per child that may run at once.
     permits: Semaphore,
+    /// The children at work, stopped while more urgent work asks for a pause.
+    pauses: Pauses,
 }
 
 /// One live child.
@@ -118,6 +121,7 @@ impl Sandbox {
                 generation: AtomicU64::new(0),
                 idle: Mutex::new(Vec::new()),
                 permits: Semaphore::new(children.max(1)),
+                pauses: Pauses::default(),
             }),
         }
     }
@@ -141,11 +145,13 @@ impl Sandbox {
             protocol::read_response(&mut worker.stdout).await
         };
         let pid = worker.pid;
+        let busy = self.inner.pauses.busy(pid);
         let watched = if self.inner.command.counts_cpu_time() {
             cpu_time::within(pid, deadline, exchange).await
         } else {
             tokio::time::timeout(deadline, exchange).await.map_err(|_| Overrun::Cpu)
         };
+        drop(busy);
         let answer = match watched {
             Ok(Ok(response)) => response,
             Ok(Err(io_error)) => {
@@ -173,6 +179,14 @@ impl Sandbox {
             Response::Done(value) => serde_json::from_value(value).map_err(|e| SandboxError::Unavailable(e.to_string())),
             Response::Refused(message) => Err(SandboxError::Unavailable(message)),
         }
+    }
+
+    /// Stops this pool's children at work, and those that start work meanwhile, until the
+    /// returned guard is dropped or [`MAX_PAUSE`](super::pause::MAX_PAUSE) has passed: the
+    /// batch pool's, while a journey is analysed. Only a pool whose deadlines count CPU time
+    /// (a lower-priority one) is paused: on the wall clock a stop would pass for the document's.
+    pub fn pause(&self) -> Option<Paused> {
+        self.inner.command.counts_cpu_time().then(|| self.inner.pauses.pause())
     }
 
     /// Retires the idle children and has the busy ones retired once done, so that the next
