@@ -51,7 +51,8 @@ pub struct Config {
     #[serde(deserialize_with = "de::lenient")]
     pub realtime_slots: usize,
     /// How much lower the OS priority (nice) of batch analyses is than the service's, so that a
-    /// journey's analysis takes the CPU first while both run (0 to 19; 0: the same priority).
+    /// journey's analysis takes the CPU first while both run, and whose children are paused
+    /// while a journey is handled (0 to 19; 0: the same priority, one pool, no pause).
     #[serde(deserialize_with = "de::lenient")]
     pub batch_nice: u8,
     /// Hosts exempt from the SSRF guard and the https rule (comma-separated).
