@@ -193,19 +193,35 @@ mod tests {
         run_state(pid)
     }
 
-    fn spinner() -> std::process::Child {
-        std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
-            .process_group(0)
-            .spawn()
-            .expect("sh starts")
+    /// A process group that spins until dropped (killed and reaped even when a test fails).
+    struct Spinner(std::process::Child);
+
+    impl Spinner {
+        fn start() -> Self {
+            use std::os::unix::process::CommandExt;
+            let child = std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .process_group(0)
+                .spawn()
+                .expect("sh starts");
+            Self(child)
+        }
+
+        fn id(&self) -> u32 {
+            self.0.id()
+        }
     }
 
-    use std::os::unix::process::CommandExt;
+    impl Drop for Spinner {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 
     #[tokio::test]
     async fn a_pause_stops_the_busy_children_and_its_end_continues_them() {
-        let mut child = spinner();
+        let child = Spinner::start();
         let pauses = Pauses::default();
         let busy = pauses.busy(child.id());
         let paused = pauses.pause();
@@ -213,13 +229,11 @@ mod tests {
         drop(paused);
         assert_eq!(wait_for_state(child.id(), 'R').await, 'R');
         drop(busy);
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     #[tokio::test]
     async fn a_child_that_starts_work_during_a_pause_is_stopped_and_one_that_ends_is_continued() {
-        let mut child = spinner();
+        let child = Spinner::start();
         let pauses = Pauses::default();
         let paused = pauses.pause();
         let busy = pauses.busy(child.id());
@@ -227,13 +241,11 @@ mod tests {
         drop(busy);
         assert_eq!(wait_for_state(child.id(), 'R').await, 'R', "an idle child is never left stopped");
         drop(paused);
-        let _ = child.kill();
-        let _ = child.wait();
     }
 
     #[tokio::test]
     async fn a_pause_held_past_its_budget_ends_and_the_next_waits_for_budget() {
-        let mut child = spinner();
+        let child = Spinner::start();
         let pauses = Pauses::default();
         let _busy = pauses.busy(child.id());
         let paused = pauses.pause();
@@ -248,8 +260,6 @@ mod tests {
         let again = pauses.pause();
         let stopped = pauses.lock().stopping;
         drop(again);
-        let _ = child.kill();
-        let _ = child.wait();
         assert!(!stopped, "with no budget left, a new pause stops nothing");
     }
 
