@@ -72,10 +72,9 @@ async fn unrecorded_deposit(svc: &Service, key: &str, state: &Path, recorded: us
     assert_eq!(response.status().as_u16(), 201, "{}", response.text().await.unwrap());
 }
 
-/// GET `path` (POST `body` when there is one) on a connection of its own: the service closes
-/// connections idle for 10 s, as the test's own are while a run of the client goes on.
+/// GET `path` (POST `body` when there is one).
 async fn call(svc: &Service, key: &str, path: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
-    let http = reqwest::Client::new();
+    let http = &svc.http;
     let request = match body {
         Some(body) => http.post(svc.url(path)).json(&body),
         None => http.get(svc.url(path)),

@@ -19,6 +19,10 @@ use tower::ServiceExt as _;
 
 /// Longest wait for a request's headers, and longest idle time of a kept-alive connection.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client of ours (the CLI, the tests) may keep an idle connection for reuse: well under
+/// [`HEADER_READ_TIMEOUT`], or a request sent on a connection the gateway is closing at that very
+/// moment fails with an incomplete message.
+pub const CLIENT_POOL_IDLE: Duration = Duration::from_secs(5);
 /// Longest time between two pieces of a request body.
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Longest request, body included: a 30 MB deposit at 300 KB/s.

@@ -12,6 +12,8 @@ const DEFAULT_URL: &str = "http://127.0.0.1:8080";
 pub enum ClientError {
     #[error("SCEAU_API_KEY is not set: export the company's API key (sk_live_… or sk_test_…)")]
     NoKey,
+    #[error("cannot set up the HTTP client: {0}")]
+    Setup(reqwest::Error),
     #[error("cannot reach {url}: {source}")]
     Unreachable { url: String, source: reqwest::Error },
     #[error("{status}: {body}")]
@@ -87,8 +89,12 @@ impl Api {
         let base = std::env::var("SCEAU_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned());
         // reqwest is built without a default crypto provider, for https services.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .pool_idle_timeout(gateway::server::CLIENT_POOL_IDLE)
+            .build()
+            .map_err(ClientError::Setup)?;
         Ok(Api {
-            http: reqwest::Client::new(),
+            http,
             base: base.trim_end_matches('/').to_owned(),
             key,
         })

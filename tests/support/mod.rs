@@ -176,7 +176,10 @@ impl Service {
             mode,
             processes: Vec::new(),
             vhost,
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .pool_idle_timeout(gateway::server::CLIENT_POOL_IDLE)
+                .build()
+                .expect("client"),
         };
         service.boot().await;
         service

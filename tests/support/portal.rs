@@ -43,6 +43,7 @@ impl Member {
             client: reqwest::Client::builder()
                 .cookie_provider(Arc::new(reqwest::cookie::Jar::default()))
                 .redirect(reqwest::redirect::Policy::none())
+                .pool_idle_timeout(gateway::server::CLIENT_POOL_IDLE)
                 .build()
                 .expect("client"),
             base: svc.base.clone(),
