@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 const ENGINE_ATTEMPTS: u32 = 3;
 /// How long a job whose analysis the machine had no CPU for waits before its next delivery.
 const OVERLOADED_RETRY: Duration = Duration::from_secs(30);
+/// How long a job waits after a queue or engine hiccup: long enough for a broker or a helper
+/// process to come back, short enough that a journey's customer barely notices.
+const TRANSIENT_RETRY: Duration = Duration::from_secs(2);
 /// Reads of a live flag (250 ms apart) before the job is handed back to the queue.
 const FLAG_ATTEMPTS: u32 = 40;
 /// How often an idle or drained consumer looks at the drain flag.
@@ -93,7 +96,7 @@ impl JobError {
     fn retry_after(&self) -> Duration {
         match self {
             JobError::Overloaded(_) => OVERLOADED_RETRY,
-            JobError::Queue(_) | JobError::Transient(_) => Duration::from_secs(2),
+            JobError::Queue(_) | JobError::Transient(_) => TRANSIENT_RETRY,
         }
     }
 }

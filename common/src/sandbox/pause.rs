@@ -25,7 +25,6 @@ pub(super) struct Pauses {
     state: Arc<Mutex<State>>,
 }
 
-#[derive(Default)]
 struct State {
     /// Pauses asked for and not released yet.
     holds: usize,
@@ -37,22 +36,35 @@ struct State {
     busy: HashSet<u32>,
     /// The children stopped by the current pause, to continue at its end.
     stopped: Vec<u32>,
-    /// Time left to spend stopped; `None` until first used (then full).
-    budget: Option<Duration>,
+    /// Time left to spend stopped.
+    budget: Duration,
     /// When the budget was last brought up to date.
     updated: Option<Instant>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            holds: 0,
+            stopping: false,
+            epoch: 0,
+            busy: HashSet::new(),
+            stopped: Vec::new(),
+            budget: MAX_PAUSE,
+            updated: None,
+        }
+    }
 }
 
 impl State {
     /// Spends the time stopped since the last update, or earns the time run.
     fn settle(&mut self, now: Instant) {
         let elapsed = self.updated.map_or(Duration::ZERO, |then| now.saturating_duration_since(then));
-        let budget = self.budget.unwrap_or(MAX_PAUSE);
-        self.budget = Some(if self.stopping {
-            budget.saturating_sub(elapsed)
+        self.budget = if self.stopping {
+            self.budget.saturating_sub(elapsed)
         } else {
-            (budget + elapsed).min(MAX_PAUSE)
-        });
+            (self.budget + elapsed).min(MAX_PAUSE)
+        };
         self.updated = Some(now);
     }
 
@@ -78,7 +90,7 @@ impl Pauses {
         let now = Instant::now();
         state.settle(now);
         state.holds += 1;
-        let budget = state.budget.unwrap_or(MAX_PAUSE);
+        let budget = state.budget;
         if state.stopping || budget < MIN_PAUSE {
             return Paused { pauses: self.clone() };
         }
@@ -270,12 +282,12 @@ mod tests {
         state.settle(start);
         state.stopping = true;
         state.settle(start + Duration::from_millis(700));
-        assert_eq!(state.budget, Some(Duration::from_millis(300)));
+        assert_eq!(state.budget, Duration::from_millis(300));
         state.stopping = false;
         state.settle(start + Duration::from_millis(1_000));
-        assert_eq!(state.budget, Some(Duration::from_millis(600)));
+        assert_eq!(state.budget, Duration::from_millis(600));
         state.settle(start + Duration::from_secs(10));
-        assert_eq!(state.budget, Some(MAX_PAUSE), "never more than one pause's worth");
+        assert_eq!(state.budget, MAX_PAUSE, "never more than one pause's worth");
     }
 
     #[test]
