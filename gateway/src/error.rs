@@ -204,7 +204,7 @@ mod tests {
             assert_eq!(response.headers()[header::RETRY_AFTER], "60");
         }
         assert_eq!(ApiError::blob("test", io(5)).code, ErrorCode::InternalError);
-        let down = ApiError::blob("test", BlobError::Unavailable("connection refused".into()));
+        let down = ApiError::blob("test", BlobError::Unavailable(common::blobs::Outage::Saturated));
         assert_eq!((down.status, down.retry_after), (StatusCode::SERVICE_UNAVAILABLE, Some(5)));
         assert_eq!(ApiError::from(StoreError::WriterGone).code, ErrorCode::InternalError);
     }

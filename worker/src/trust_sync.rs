@@ -25,8 +25,10 @@ const CONTEXT: &str = "ants-trust-list";
 pub enum SyncError {
     #[error(transparent)]
     Blob(#[from] BlobError),
+    #[error("the published trust list is not UTF-8 text")]
+    NotText,
     #[error("the published trust list is not one: {0}")]
-    NotAList(String),
+    NotAList(#[source] TrustListError),
     #[error(transparent)]
     InUse(#[from] TrustListError),
     #[error("cannot write the trust list into {}: {source}", .path.display())]
@@ -46,7 +48,7 @@ pub async fn publish(blobs: &BlobStore, xml: &str) -> Result<(), BlobError> {
 /// than the one in use; the summary of what was copied.
 pub async fn sync(blobs: &BlobStore, data_dir: &Path) -> Result<Option<TrustListSummary>, SyncError> {
     let published = match blobs.get(BLOB, CONTEXT).await {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| SyncError::NotAList("not UTF-8 text".into()))?,
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| SyncError::NotText)?,
         Err(BlobError::Missing) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
@@ -66,7 +68,7 @@ fn copy_unless_older(published: &str, data_dir: &Path) -> Result<Option<TrustLis
     if std::fs::read_to_string(&target).is_ok_and(|here| here == published) {
         return Ok(None);
     }
-    let summary = trust_list::summary(published, TrustListOrigin::Imported).map_err(|e| SyncError::NotAList(e.to_string()))?;
+    let summary = trust_list::summary(published, TrustListOrigin::Imported).map_err(SyncError::NotAList)?;
     if trust_list::is_older(&summary, &trust_list::in_use(Some(data_dir))?.summary) {
         return Ok(None);
     }

@@ -9,6 +9,7 @@ mod object;
 pub mod outage;
 
 pub use location::BlobLocation;
+pub use object::Outage;
 
 use crate::crypto::envelope::{EnvelopeError, MasterKeys};
 use crate::store::Store;
@@ -31,7 +32,7 @@ pub enum BlobError {
     Missing,
     /// The object store did not serve the request (down, slow, refusing).
     #[error("blob store unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] Outage),
     /// The blob store cannot be used as configured (a start-up error).
     #[error("{0}")]
     Config(String),

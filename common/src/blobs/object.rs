@@ -88,11 +88,7 @@ impl ObjectBlobs {
     pub(super) async fn put(&self, name: &str, parts: Vec<Bytes>) -> Result<(), BlobError> {
         let _turn = match tokio::time::timeout(UPLOAD_TURN_WAIT, self.uploads.acquire()).await {
             Ok(Ok(turn)) => turn,
-            _ => {
-                return Err(BlobError::Unavailable(format!(
-                    "{UPLOADS_AT_ONCE} uploads to the object store are in flight"
-                )))
-            }
+            _ => return Err(BlobError::Unavailable(Outage::Saturated)),
         };
         let payload: PutPayload = parts.into_iter().collect();
         self.store.put(&self.key(name), payload).await.map_err(unavailable)?;
@@ -113,6 +109,17 @@ impl ObjectBlobs {
     }
 }
 
+/// Why the object store did not serve a request: an outage either way, answered 503.
+#[derive(Debug, thiserror::Error)]
+pub enum Outage {
+    /// Every upload turn stayed taken for [`UPLOAD_TURN_WAIT`]: the store takes no more.
+    #[error("{UPLOADS_AT_ONCE} uploads to the object store are in flight")]
+    Saturated,
+    /// The store answered with an error, or not in time (its retries spent).
+    #[error(transparent)]
+    Store(object_store::Error),
+}
+
 /// The builder with what the environment may not change: the bucket, plain http only where
 /// allowed, certificates checked (`from_env` reads every AWS_* variable, among them
 /// AWS_ALLOW_INVALID_CERTIFICATES), and bounded requests.
@@ -131,7 +138,7 @@ fn hardened(builder: AmazonS3Builder, bucket: &str, allow_http: bool) -> AmazonS
 fn unavailable(error: object_store::Error) -> BlobError {
     match error {
         object_store::Error::NotFound { .. } => BlobError::Missing,
-        other => BlobError::Unavailable(other.to_string()),
+        other => BlobError::Unavailable(Outage::Store(other)),
     }
 }
 

@@ -64,6 +64,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blobs::Outage;
     use std::cell::Cell;
 
     const PAUSE: Duration = Duration::from_millis(10);
@@ -74,7 +75,7 @@ mod tests {
         let read = waiting_out_for("reading", Patience::of(Duration::from_secs(5)), PAUSE, || async {
             tries.set(tries.get() + 1);
             match tries.get() {
-                1 | 2 => Err(BlobError::Unavailable("connection refused".into())),
+                1 | 2 => Err(BlobError::Unavailable(Outage::Saturated)),
                 _ => Ok(7),
             }
         })
@@ -94,7 +95,7 @@ mod tests {
     async fn an_outage_longer_than_the_patience_fails() {
         let started = Instant::now();
         let read = waiting_out_for("reading", Patience::of(Duration::from_millis(200)), PAUSE, || async {
-            Err::<(), _>(BlobError::Unavailable("connection refused".into()))
+            Err::<(), _>(BlobError::Unavailable(Outage::Saturated))
         })
         .await;
         assert!(matches!(read, Err(BlobError::Unavailable(_))));
@@ -110,7 +111,7 @@ mod tests {
         let tries = Cell::new(0);
         let down = || async {
             tries.set(tries.get() + 1);
-            Err::<(), _>(BlobError::Unavailable("connection refused".into()))
+            Err::<(), _>(BlobError::Unavailable(Outage::Saturated))
         };
         assert!(waiting_out_for("reading", patience, PAUSE, down).await.is_err());
         assert!(tries.get() >= 2, "the first step waited: {} tries", tries.get());
