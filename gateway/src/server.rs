@@ -23,6 +23,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// [`HEADER_READ_TIMEOUT`], or a request sent on a connection the gateway is closing at that very
 /// moment fails with an incomplete message.
 pub const CLIENT_POOL_IDLE: Duration = Duration::from_secs(5);
+const _: () = assert!(CLIENT_POOL_IDLE.as_millis() < HEADER_READ_TIMEOUT.as_millis());
 /// Longest time between two pieces of a request body.
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Longest request, body included: a 30 MB deposit at 300 KB/s.
