@@ -62,6 +62,8 @@ impl Message for RecorderMessage {
             RecorderV1::DeliveryAttempt(attempt) => {
                 tracing::error_span!("delivery_report", event_id = %attempt.event_id, attempt = attempt.attempt)
             }
+            // Each attempt was logged with its event id by the notifier; the report counts them.
+            RecorderV1::DeliveryAttempts { attempts } => tracing::error_span!("delivery_report", attempts = attempts.len()),
         }
     }
 }
@@ -162,8 +164,12 @@ pub enum RecorderV1 {
     },
     /// A batch deadline fell due.
     BatchDeadline { batch_id: BatchId, at: DateTime<Utc> },
-    /// The notifier tried to deliver an event.
+    /// The notifier tried to deliver an event (as notifiers sent each attempt before they
+    /// reported them together; still recorded).
     DeliveryAttempt(DeliveryAttempt),
+    /// The notifier tried to deliver events: the attempts that ended while its last report was
+    /// on its way, in one message (one publish and one confirm for all of them).
+    DeliveryAttempts { attempts: Vec<DeliveryAttempt> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,4 +247,42 @@ pub enum DeliveryOutcome {
     Dead,
     /// The receiver answered 410 Gone: no more attempts.
     Gone,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(n: u32, outcome: DeliveryOutcome) -> DeliveryAttempt {
+        DeliveryAttempt {
+            event_id: EventId::generate(Utc::now()),
+            attempt: n,
+            at: Utc::now(),
+            status_code: Some(200),
+            error: None,
+            outcome,
+            duration_ms: Some(3),
+        }
+    }
+
+    /// A report of several attempts goes through the queue as JSON and comes back whole; the
+    /// one-attempt report of earlier notifiers, still in a queue during an upgrade, still reads.
+    #[test]
+    fn attempt_reports_survive_their_encoding() {
+        let report = RecorderMessage::V1(RecorderV1::DeliveryAttempts {
+            attempts: vec![attempt(1, DeliveryOutcome::Delivered), attempt(2, DeliveryOutcome::Retrying)],
+        });
+        let encoded = serde_json::to_vec(&report).expect("encode");
+        assert_eq!(serde_json::from_slice::<RecorderMessage>(&encoded).expect("decode"), report);
+
+        let single = attempt(1, DeliveryOutcome::Dead);
+        let earlier = serde_json::json!({
+            "v": "1", "type": "delivery_attempt", "event_id": single.event_id, "attempt": 1,
+            "at": single.at, "status_code": 200, "error": null, "outcome": "dead", "duration_ms": 3,
+        });
+        assert_eq!(
+            serde_json::from_value::<RecorderMessage>(earlier).expect("decode"),
+            RecorderMessage::V1(RecorderV1::DeliveryAttempt(single))
+        );
+    }
 }

@@ -1,12 +1,14 @@
 //! The notifier's work loop: take an event off the queue, make one attempt, report it to the
-//! recorder, schedule the next attempt or give up, and only then ack, so a crash at any point
-//! repeats an attempt (receivers deduplicate on `webhook-id`) rather than losing one.
+//! recorder (with the attempts of the other loops, see `report`), schedule the next attempt or
+//! give up, and only then ack, so a crash at any point repeats an attempt (receivers deduplicate
+//! on `webhook-id`) rather than losing one.
 
 use crate::delivery::{Deliverer, DeliveryError};
+use crate::report::Reports;
 use crate::secrets::{SecretError, SecretSource};
 use crate::share::Shares;
 use chrono::Utc;
-use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery, RecorderMessage, RecorderV1};
+use common::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
 use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Outgoing, Queue, QueueError, Topic};
 use std::sync::Arc;
@@ -33,6 +35,7 @@ pub(crate) struct Consumer {
     secrets: Arc<dyn SecretSource>,
     deliverer: Deliverer,
     shares: Shares,
+    reports: Reports,
     retry_schedule: Vec<Duration>,
 }
 
@@ -42,6 +45,7 @@ impl Consumer {
         secrets: Arc<dyn SecretSource>,
         deliverer: Deliverer,
         shares: Shares,
+        reports: Reports,
         retry_schedule: Vec<Duration>,
     ) -> Self {
         Self {
@@ -49,6 +53,7 @@ impl Consumer {
             secrets,
             deliverer,
             shares,
+            reports,
             retry_schedule,
         }
     }
@@ -122,13 +127,21 @@ impl Consumer {
             outcome,
             duration_ms,
         };
-        match report(&event, record, next_delay) {
-            Ok(messages) => Settle::AckPublishing {
-                messages,
+        // The record first, then the next attempt: where the queue cannot publish and ack in one
+        // step, a failure between the two repeats this attempt, and a repeated record is
+        // harmless (the recorder keys attempts by event and number), whereas a next attempt
+        // published twice would fork the event into two retry ladders.
+        if self.reports.report(record).await.is_err() {
+            return Settle::Retry(REQUEUE_DELAY);
+        }
+        match next_delay.map(|delay| next_attempt(&event, delay)).transpose() {
+            Ok(None) => Settle::Ack,
+            Ok(Some(next)) => Settle::AckPublishing {
+                messages: vec![next],
                 or_retry: REQUEUE_DELAY,
             },
             Err(err) => {
-                warn!(error = %err, "could not encode the outcome of a webhook attempt; the attempt will be repeated");
+                warn!(error = %err, "could not encode the next attempt at a webhook; this attempt will be repeated");
                 Settle::Retry(REQUEUE_DELAY)
             }
         }
@@ -160,25 +173,14 @@ impl Consumer {
     }
 }
 
-/// What an attempt leads to, published with the ack of its message: the attempt's record, then
-/// the next attempt. In that order because where the queue cannot publish and ack in one step, a
-/// failure between the two leads to a repeat of this message: a repeated record is harmless
-/// (the recorder keys attempts by event and number), whereas a next attempt published twice
-/// would fork the event into two retry ladders.
-fn report(event: &EventDelivery, record: DeliveryAttempt, next_delay: Option<Duration>) -> Result<Vec<Outgoing>, QueueError> {
-    let mut messages = vec![consumer::outgoing(
-        &RecorderMessage::V1(RecorderV1::DeliveryAttempt(record)),
-        Duration::ZERO,
-    )?];
-    if let Some(delay) = next_delay {
-        let next = EventDelivery {
-            attempt: event.attempt.saturating_add(1),
-            deferrals: 0,
-            ..event.clone()
-        };
-        messages.push(consumer::outgoing(&next, delay)?);
-    }
-    Ok(messages)
+/// The next attempt at `event`, published after `delay` with the ack of this one.
+fn next_attempt(event: &EventDelivery, delay: Duration) -> Result<Outgoing, QueueError> {
+    let next = EventDelivery {
+        attempt: event.attempt.saturating_add(1),
+        deferrals: 0,
+        ..event.clone()
+    };
+    consumer::outgoing(&next, delay)
 }
 
 /// The wait before an event deferred `deferrals` times already is looked at again.

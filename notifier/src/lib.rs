@@ -6,6 +6,7 @@ mod config;
 mod consumer;
 pub mod delivery;
 pub mod destination;
+mod report;
 mod secrets;
 mod share;
 
@@ -16,6 +17,7 @@ pub use secrets::{SecretError, SecretSource};
 use common::queue::Queue;
 use consumer::Consumer;
 use delivery::Deliverer;
+use report::Reports;
 use share::Shares;
 use std::sync::Arc;
 use tokio::task::JoinSet;
@@ -38,7 +40,15 @@ pub async fn run(
 ) -> Result<(), NotifierError> {
     let deliverer = Deliverer::new(&config).map_err(NotifierError::Client)?;
     let shares = Shares::new(config.per_destination, config.per_company);
-    let consumer = Arc::new(Consumer::new(queue, secrets, deliverer, shares, config.retry_schedule.clone()));
+    let (reports, reporting) = Reports::start(queue.clone());
+    let consumer = Arc::new(Consumer::new(
+        queue,
+        secrets,
+        deliverer,
+        shares,
+        reports,
+        config.retry_schedule.clone(),
+    ));
     let mut loops = JoinSet::new();
     // At least one loop: a concurrency of 0 would silently leave every webhook undelivered.
     for _ in 0..config.concurrency.max(1) {
@@ -50,6 +60,11 @@ pub async fn run(
         if let Err(err) = joined {
             tracing::error!(error = %err, "a webhook delivery loop ended abnormally");
         }
+    }
+    // The last handle on the reports goes with the loops: what they reported is published.
+    drop(consumer);
+    if let Err(err) = reporting.await {
+        tracing::error!(error = %err, "the webhook attempts' reporting ended abnormally");
     }
     Ok(())
 }

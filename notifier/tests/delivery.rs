@@ -338,15 +338,13 @@ impl Harness {
                 .expect("no final outcome in time")
                 .expect("receive result");
             self.queue.ack(&delivery).await.expect("ack result");
-            let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
-            let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
-                panic!("unexpected recorder message {message:?}");
-            };
-            assert_eq!(attempt.event_id, event.event_id);
-            let done = attempt.outcome != DeliveryOutcome::Retrying;
-            attempts.push(attempt);
-            if done {
-                return attempts;
+            for attempt in reported(&delivery) {
+                assert_eq!(attempt.event_id, event.event_id);
+                let done = attempt.outcome != DeliveryOutcome::Retrying;
+                attempts.push(attempt);
+                if done {
+                    return attempts;
+                }
             }
         }
     }
@@ -359,6 +357,15 @@ impl Harness {
             .expect("notifier did not stop");
         ended.expect("notifier task").expect("notifier run");
         assert_eq!(self.queue.unsettled(Topic::Events), 0, "events left on the queue");
+    }
+}
+
+/// The attempts a report to the recorder carries, in order.
+fn reported(delivery: &Delivery) -> Vec<DeliveryAttempt> {
+    let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
+    match message {
+        RecorderMessage::V1(RecorderV1::DeliveryAttempts { attempts }) => attempts,
+        other => panic!("unexpected recorder message {other:?}"),
     }
 }
 
@@ -582,10 +589,7 @@ async fn shutdown_finishes_the_attempt_in_flight() {
     // The attempt completed, was reported, and its event acked rather than left for a repeat.
     assert_eq!(queue.unsettled(Topic::Events), 0);
     let delivery = queue.try_take(&[Topic::Results]).expect("the attempt was reported");
-    let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
-    let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
-        panic!("unexpected recorder message");
-    };
+    let [attempt] = reported(&delivery).try_into().expect("one attempt reported");
     assert_eq!(attempt.event_id, event.event_id);
     assert_eq!(attempt.outcome, DeliveryOutcome::Delivered);
     assert_eq!(receiver.hits().len(), 1);
@@ -610,13 +614,7 @@ async fn final_attempts(queue: &MemoryQueue, count: usize) -> Vec<DeliveryAttemp
             .expect("no final outcome in time")
             .expect("receive result");
         queue.ack(&delivery).await.expect("ack result");
-        let message: RecorderMessage = serde_json::from_slice(&delivery.payload).expect("decode result");
-        let RecorderMessage::V1(RecorderV1::DeliveryAttempt(attempt)) = message else {
-            panic!("unexpected recorder message {message:?}");
-        };
-        if attempt.outcome != DeliveryOutcome::Retrying {
-            finals.push(attempt);
-        }
+        finals.extend(reported(&delivery).into_iter().filter(|a| a.outcome != DeliveryOutcome::Retrying));
     }
     finals
 }

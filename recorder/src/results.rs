@@ -25,11 +25,14 @@ pub struct Recorder {
     pub outbox_wake: Arc<Notify>,
 }
 
-/// Whether a result is a webhook delivery attempt (decoded twice: the full decode is its handler's).
+/// Whether a result reports webhook delivery attempts (decoded twice: the full decode is its
+/// handler's).
 fn is_delivery_attempt(delivery: &Delivery) -> bool {
     matches!(
         serde_json::from_slice::<RecorderMessage>(&delivery.payload),
-        Ok(RecorderMessage::V1(RecorderV1::DeliveryAttempt(_)))
+        Ok(RecorderMessage::V1(
+            RecorderV1::DeliveryAttempt(_) | RecorderV1::DeliveryAttempts { .. }
+        ))
     )
 }
 
@@ -41,7 +44,7 @@ enum RecordError {
     Blob(#[from] common::blobs::BlobError),
 }
 
-/// Delivery attempts recorded at once. Each waits for its own transaction's flush; one after
+/// Reports of delivery attempts recorded at once. Each waits for its own transaction's flush; one after
 /// another, three flushes per attempt (take, record, ack) held the recorder to a few hundred
 /// webhooks a second, whatever the notifier sent.
 pub const ATTEMPTS_IN_FLIGHT: usize = 32;
@@ -128,6 +131,11 @@ impl Recorder {
             }
             RecorderV1::DeliveryAttempt(attempt) => {
                 self.store.write(move |tx| events::record_attempt(tx, &attempt)).await?;
+            }
+            RecorderV1::DeliveryAttempts { attempts } => {
+                self.store
+                    .write(move |tx| attempts.iter().try_for_each(|attempt| events::record_attempt(tx, attempt)))
+                    .await?;
             }
         }
         Ok(())
