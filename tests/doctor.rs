@@ -182,7 +182,7 @@ async fn children_after_a_document(svc: &Service, key: &str) -> Vec<u32> {
 }
 
 #[tokio::test]
-async fn the_shipped_list_imports_and_is_used_after_a_restart() {
+async fn an_imported_list_shows_at_once_and_is_used_after_a_restart() {
     let mut svc = Service::start(&[]).await;
     let co = svc.company();
     let before = children_after_a_document(&svc, &co.key).await;
@@ -196,6 +196,13 @@ async fn the_shipped_list_imports_and_is_used_after_a_restart() {
     let mode = std::fs::metadata(imported_path(&svc)).expect("imported file").permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert_eq!(std::fs::read_to_string(imported_path(&svc)).unwrap(), shipped_list());
+    // The running gateway reports the list it now uses, without a restart.
+    let list = &readyz(&svc).await["engine"]["trustList"];
+    assert_eq!(
+        (list["origin"].as_str(), list["sequence"].as_u64()),
+        (Some("imported"), Some(23)),
+        "{list}"
+    );
     if svc.mode == Mode::Distributed {
         // The workers share no directory with the gateway: the list reaches theirs through the
         // blob store.

@@ -131,6 +131,20 @@ impl Capabilities {
     }
 }
 
+/// The engine's capabilities as they are at the moment of asking (`/readyz`): a trust list
+/// imported while the service runs, or one that expires, shows at once.
+pub trait CapabilityReport: Send + Sync {
+    fn now(&self) -> Capabilities;
+}
+
+/// Capabilities probed once, reported as they were (a gateway without an engine of its own in
+/// tests).
+impl CapabilityReport for Capabilities {
+    fn now(&self) -> Capabilities {
+        self.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,10 +33,10 @@ pub struct Readiness {
     /// `ready`, or `database unavailable`.
     #[schema(example = "ready")]
     status: &'static str,
-    /// The engine's capabilities as probed at start on the machine serving this request: each optional
-    /// program (`tesseract` with its languages, `pdftoppm`, `xmlsec1`) with `available` and a `detail`,
-    /// and the ANTS trust list in use (`origin` shipped or imported, `sequence`, `issued`, `nextUpdate`),
-    /// with `trustListExpired`.
+    /// The engine's capabilities on the machine serving this request: each optional
+    /// program (`tesseract` with its languages, `pdftoppm`, `xmlsec1`) as probed at start, with
+    /// `available` and a `detail`, and the ANTS trust list in use now (`origin` shipped or imported,
+    /// `sequence`, `issued`, `nextUpdate`), with `trustListExpired`.
     #[schema(value_type = Object)]
     engine: Capabilities,
 }
@@ -58,6 +58,6 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         Ok(_) => (StatusCode::OK, "ready"),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable"),
     };
-    let engine = Capabilities::clone(&state.capabilities);
+    let engine = state.capabilities.now();
     (code, Json(Readiness { status, engine }))
 }

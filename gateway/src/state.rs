@@ -31,6 +31,6 @@ pub struct AppState {
     pub sandbox: common::sandbox::Sandbox,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.
     pub mailer: Option<common::mail::Mailer>,
-    /// The analysis engine's capabilities as probed on this machine at start, for `/readyz`.
-    pub capabilities: Arc<common::capabilities::Capabilities>,
+    /// The analysis engine's capabilities on this machine, for `/readyz`.
+    pub capabilities: Arc<dyn common::capabilities::CapabilityReport>,
 }

@@ -33,7 +33,7 @@ async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<tokio::net::TcpLis
 pub async fn start(
     config: &Config,
     backends: &Backends,
-    capabilities: Arc<common::capabilities::Capabilities>,
+    capabilities: Arc<dyn common::capabilities::CapabilityReport>,
     tasks: &mut JoinSet<()>,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<Bound> {

@@ -36,7 +36,12 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
         super::worker::announce(&capabilities, chrono::Utc::now());
     }
     if matches!(role, Role::Gateway | Role::All) {
-        let bound = super::gateway::start(&config, &backends, capabilities.clone(), &mut tasks, &shutdown).await?;
+        // The trust list as it is at each look: an import while the service runs shows at once.
+        let live = Arc::new(worker::analysis::capabilities::LiveCapabilities::new(
+            &capabilities,
+            Some(&config.data_dir),
+        ));
+        let bound = super::gateway::start(&config, &backends, live, &mut tasks, &shutdown).await?;
         // Tests and scripts read these lines to find the ports.
         println!("sceau listening on http://{}", bound.http);
         println!("sceau metrics on http://{}", bound.metrics);

@@ -1,10 +1,12 @@
 //! Probes what the engine can do on this machine (see [`common::capabilities`]): the optional programs
 //! and the trust list in use, for the start-up lines, `/readyz` and `sceau doctor`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use chrono::Utc;
-use common::capabilities::{Capabilities, Program, ProgramCheck};
+use common::capabilities::{Capabilities, CapabilityReport, Program, ProgramCheck, TrustListSummary};
 
 use super::builtin::EngineOptions;
 use super::datamatrix::render::{self, RenderOptions};
@@ -29,6 +31,68 @@ pub fn probe(options: &EngineOptions) -> Result<Capabilities, TrustListError> {
         trust_list_expired: trust_list.expired_at(Utc::now()),
         trust_list,
     })
+}
+
+/// The capabilities `/readyz` reports: the programs as probed at start (a probe runs each of
+/// them), and the trust list in use as it is now: read again whenever its file in the data dir
+/// changes (an import while the service runs), its expiry judged at each look.
+pub struct LiveCapabilities {
+    programs: Vec<ProgramCheck>,
+    data_dir: Option<PathBuf>,
+    trust_list: Mutex<Loaded>,
+}
+
+/// The trust list last read, and the file it was read from.
+struct Loaded {
+    /// `None` until the first look, which reads the list again: it may have changed since the
+    /// probe.
+    file: Option<Option<FileStamp>>,
+    summary: TrustListSummary,
+}
+
+/// What tells one imported list's file from another: inode, size and time of change (a list is
+/// written beside its place and renamed over it).
+type FileStamp = (u64, u64, SystemTime);
+
+impl LiveCapabilities {
+    pub fn new(probed: &Capabilities, data_dir: Option<&Path>) -> Self {
+        Self {
+            programs: probed.programs.clone(),
+            data_dir: data_dir.map(Path::to_owned),
+            trust_list: Mutex::new(Loaded {
+                file: None,
+                summary: probed.trust_list.clone(),
+            }),
+        }
+    }
+
+    fn stamp(&self) -> Option<FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(trust_list::imported_path(self.data_dir.as_deref()?)).ok()?;
+        Some((metadata.ino(), metadata.len(), metadata.modified().ok()?))
+    }
+}
+
+impl CapabilityReport for LiveCapabilities {
+    fn now(&self) -> Capabilities {
+        let mut loaded = self.trust_list.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let file = Some(self.stamp());
+        if file != loaded.file {
+            match trust_list::in_use(self.data_dir.as_deref()) {
+                Ok(list) => {
+                    loaded.summary = list.summary;
+                    loaded.file = file;
+                }
+                // Looked at again next time; meanwhile the last list read is shown.
+                Err(e) => tracing::warn!(error = %e, "the trust list in the data dir cannot be read"),
+            }
+        }
+        Capabilities {
+            programs: self.programs.clone(),
+            trust_list_expired: loaded.summary.expired_at(Utc::now()),
+            trust_list: loaded.summary.clone(),
+        }
+    }
 }
 
 fn check(program: Program, available: bool, detail: String) -> ProgramCheck {
