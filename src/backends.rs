@@ -142,7 +142,7 @@ impl Backends {
             // The slots reserved for journeys take real-time jobs beside the others.
             realtime_prefetch: Some(u16::try_from(prefetch.max(1) + config.realtime_slots).unwrap_or(u16::MAX)),
             // As many as the recorder records side by side, and the one it records in order.
-            results_prefetch: Some(u16::try_from(recorder::results::ATTEMPTS_IN_FLIGHT + 1).unwrap_or(u16::MAX)),
+            results_prefetch: Some(u16::try_from(recorder::results::ATTEMPT_REPORTS_IN_FLIGHT + 1).unwrap_or(u16::MAX)),
             delivery_limit: MAX_DELIVERIES,
             ..AmqpOptions::default()
         };

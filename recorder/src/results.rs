@@ -44,17 +44,17 @@ enum RecordError {
     Blob(#[from] common::blobs::BlobError),
 }
 
-/// Reports of delivery attempts recorded at once. Each waits for its own transaction's flush; one after
-/// another, three flushes per attempt (take, record, ack) held the recorder to a few hundred
-/// webhooks a second, whatever the notifier sent.
-pub const ATTEMPTS_IN_FLIGHT: usize = 32;
+/// Reports of delivery attempts recorded at once. Each waits for its own transaction's flush;
+/// one after another, three flushes per attempt (take, record, ack) held the recorder to a few
+/// hundred webhooks a second, whatever the notifier sent.
+pub const ATTEMPT_REPORTS_IN_FLIGHT: usize = 32;
 
 impl Recorder {
     pub async fn run(self, shutdown: CancellationToken) {
         let mut attempts = tokio::task::JoinSet::new();
         loop {
             // Room for one more before taking it off the queue.
-            while attempts.len() >= ATTEMPTS_IN_FLIGHT {
+            while attempts.len() >= ATTEMPT_REPORTS_IN_FLIGHT {
                 attempts.join_next().await;
             }
             while attempts.try_join_next().is_some() {}

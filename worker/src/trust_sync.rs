@@ -76,25 +76,17 @@ fn copy_unless_older(published: &str, data_dir: &Path) -> Result<Option<TrustLis
     Ok(Some(summary))
 }
 
-/// What tells the imported list in `data_dir` from another (None when there is none): its file's
-/// inode, size and time of change. A list is always written beside its place and renamed over it.
-async fn list_here(data_dir: &Path) -> Option<(u64, u64, std::time::SystemTime)> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = tokio::fs::metadata(trust_list::imported_path(data_dir)).await.ok()?;
-    Some((metadata.ino(), metadata.len(), metadata.modified().ok()?))
-}
-
 /// Syncs every `interval` until `shutdown`; whenever the list in `data_dir` has changed since the
 /// last look, `sandboxes` are renewed, so that the next document is checked against it.
 pub async fn run(blobs: BlobStore, data_dir: PathBuf, sandboxes: Vec<Sandbox>, interval: Duration, shutdown: CancellationToken) {
-    let mut loaded = list_here(&data_dir).await;
+    let mut loaded = trust_list::imported_stamp(&data_dir);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(interval) => {}
         }
         report(sync(&blobs, &data_dir).await);
-        let here = list_here(&data_dir).await;
+        let here = trust_list::imported_stamp(&data_dir);
         if here != loaded {
             for sandbox in &sandboxes {
                 sandbox.renew().await;

@@ -44,10 +44,11 @@ pub fn emit(
 pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoError> {
     let outcome = serde_json::to_value(a.outcome)?;
     let outcome = outcome.as_str().unwrap_or("unknown");
-    let inserted = tx.prepare_cached(
-        "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome, duration_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
+    let inserted = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO webhook_attempts (event_id, attempt, at, status_code, error, outcome, duration_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
             a.event_id.as_str(),
             a.attempt,
             crate::time::format(a.at),
@@ -69,8 +70,7 @@ pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoEr
     tx.prepare_cached(
         "UPDATE webhook_events SET status = ?2, attempts = ?3, last_status_code = ?4, last_error = ?5, updated_at = ?6 WHERE id = ?1 AND attempts < ?3",
     )?
-    .execute(params![a.event_id.as_str(), status.as_str(), a.attempt, a.status_code, a.error, crate::time::format(a.at)],
-    )?;
+    .execute(params![a.event_id.as_str(), status.as_str(), a.attempt, a.status_code, a.error, crate::time::format(a.at)])?;
     Ok(())
 }
 

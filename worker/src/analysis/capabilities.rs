@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use chrono::Utc;
 use common::capabilities::{Capabilities, CapabilityReport, Program, ProgramCheck, TrustListSummary};
@@ -12,7 +11,7 @@ use super::builtin::EngineOptions;
 use super::datamatrix::render::{self, RenderOptions};
 use super::text::ocr::Ocr;
 use super::twoddoc::trust_import;
-use super::twoddoc::trust_list::{self, TrustListError};
+use super::twoddoc::trust_list::{self, ListStamp, TrustListError};
 
 /// Runs each program's probe and reads the trust list in use.
 pub fn probe(options: &EngineOptions) -> Result<Capabilities, TrustListError> {
@@ -46,13 +45,9 @@ pub struct LiveCapabilities {
 struct Loaded {
     /// `None` until the first look, which reads the list again: it may have changed since the
     /// probe.
-    file: Option<Option<FileStamp>>,
+    file: Option<Option<ListStamp>>,
     summary: TrustListSummary,
 }
-
-/// What tells one imported list's file from another: inode, size and time of change (a list is
-/// written beside its place and renamed over it).
-type FileStamp = (u64, u64, SystemTime);
 
 impl LiveCapabilities {
     pub fn new(probed: &Capabilities, data_dir: Option<&Path>) -> Self {
@@ -65,18 +60,12 @@ impl LiveCapabilities {
             }),
         }
     }
-
-    fn stamp(&self) -> Option<FileStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let metadata = std::fs::metadata(trust_list::imported_path(self.data_dir.as_deref()?)).ok()?;
-        Some((metadata.ino(), metadata.len(), metadata.modified().ok()?))
-    }
 }
 
 impl CapabilityReport for LiveCapabilities {
     fn now(&self) -> Capabilities {
         let mut loaded = self.trust_list.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let file = Some(self.stamp());
+        let file = Some(self.data_dir.as_deref().and_then(trust_list::imported_stamp));
         if file != loaded.file {
             match trust_list::in_use(self.data_dir.as_deref()) {
                 Ok(list) => {

@@ -43,6 +43,17 @@ pub fn imported_path(data_dir: &Path) -> PathBuf {
     data_dir.join(IMPORTED_FILE)
 }
 
+/// What tells one imported list's file from another: inode, size and time of change (a list is
+/// always written beside its place and renamed over it).
+pub type ListStamp = (u64, u64, std::time::SystemTime);
+
+/// The stamp of the imported list in `data_dir`; `None` when there is none. One `stat`.
+pub fn imported_stamp(data_dir: &Path) -> Option<ListStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(imported_path(data_dir)).ok()?;
+    Some((metadata.ino(), metadata.len(), metadata.modified().ok()?))
+}
+
 /// The shipped list with its identity.
 pub fn shipped() -> Result<TrustList, TrustListError> {
     Ok(TrustList {
