@@ -29,6 +29,7 @@ pub mod workflows;
 mod writer;
 
 pub use error::RepoError;
+pub use writer::Announced;
 
 use crate::crypto::envelope::MasterKeys;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -77,6 +78,7 @@ struct Inner {
     path: PathBuf,
     device: u64,
     writer: Mutex<mpsc::Sender<WriteJob>>,
+    announcements: writer::Announcements,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -106,12 +108,14 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         migrations::apply(&mut conn)?;
         file_system.flush()?;
-        let tx = writer::start(conn, file_system).map_err(|e| StoreError::Task(e.to_string()))?;
+        let announcements = writer::Announcements::default();
+        let tx = writer::start(conn, file_system, announcements.clone()).map_err(|e| StoreError::Task(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 device,
                 writer: Mutex::new(tx),
+                announcements,
                 readers: Mutex::new(Vec::new()),
             }),
         })
@@ -136,7 +140,26 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
     {
-        self.queue_write(f)?.await.map_err(|_| StoreError::WriterGone)?
+        self.queue_write(None, f)?.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Announces a write this thread will make once its files are sealed and written (a deposit):
+    /// a flush that starts meanwhile waits a little for it (see `writer`), so that concurrent
+    /// deposits share a flush. Give it to [`Store::write_here_announced`]; dropped, it withdraws.
+    pub fn announce_write(&self) -> Announced {
+        self.inner.announcements.announce()
+    }
+
+    /// [`Store::write_here`] for the write `announced` foretold.
+    pub fn write_here_announced<T, E, F>(&self, announced: Announced, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.queue_write(Some(announced), f)?
+            .blocking_recv()
+            .map_err(|_| StoreError::WriterGone)?
     }
 
     /// [`Store::write`] for code already on a blocking thread: waits here for the answer, so that
@@ -147,11 +170,12 @@ impl Store {
         E: From<StoreError> + Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
     {
-        self.queue_write(f)?.blocking_recv().map_err(|_| StoreError::WriterGone)?
+        self.queue_write(None, f)?.blocking_recv().map_err(|_| StoreError::WriterGone)?
     }
 
-    /// Hands `f` to the writer; the answer comes once its transaction is flushed.
-    fn queue_write<T, E, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, E>>, StoreError>
+    /// Hands `f` to the writer; the answer comes once its transaction is flushed. The
+    /// announcement of the write, if any, is withdrawn once its transaction has ended.
+    fn queue_write<T, E, F>(&self, announced: Option<Announced>, f: F) -> Result<oneshot::Receiver<Result<T, E>>, StoreError>
     where
         T: Send + 'static,
         E: From<StoreError> + Send + 'static,
@@ -160,6 +184,7 @@ impl Store {
         let (done_tx, done_rx) = oneshot::channel();
         let job: WriteJob = Box::new(move |conn: &mut Connection| -> Completion {
             let result = run_transaction(conn, f);
+            drop(announced);
             Box::new(move |flushed| {
                 let _ = done_tx.send(result.and_then(|value| flushed.map(|()| value).map_err(|e| E::from(StoreError::from(e)))));
             })

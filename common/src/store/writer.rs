@@ -13,12 +13,25 @@
 //! Nothing is answered, and so nothing leaves the process, before every change committed up to
 //! its own transaction is on disk: a transaction that changed nothing (an idle consumer looking
 //! for a message) still waits for the changes it may have read, but costs no flush of its own.
+//!
+//! A request that will write once it has sealed its files (a deposit) announces its write
+//! ([`Announced`]). The flusher about to flush waits a little for the writes announced while it
+//! ran, as PostgreSQL's `commit_delay` waits for sibling transactions: each of them would
+//! otherwise need a flush of its own right after this one. Alone, a write is flushed at once.
 
 use super::StoreError;
 use rusqlite::Connection;
 use std::fs::File;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// How long a flush waits at most for the writes announced before it: about the time this
+/// machine takes to decode, seal and write a 1 MB document.
+const GROUP_WAIT: Duration = Duration::from_millis(1);
+/// How often the waiting flusher looks whether an announced write was given up (refused before
+/// it committed): such a write sends nothing that would wake it.
+const GROUP_LOOK: Duration = Duration::from_micros(100);
 
 /// What a finished transaction does once its flush is known: answer its caller.
 pub(super) type Completion = Box<dyn FnOnce(Result<(), FlushError>) + Send>;
@@ -55,13 +68,43 @@ impl FileSystem {
     }
 }
 
-/// Starts the writer and its flusher; the writer runs until every sender is dropped, then waits
-/// for the flusher to answer what it committed.
-pub(super) fn start(conn: Connection, file_system: FileSystem) -> std::io::Result<mpsc::Sender<WriteJob>> {
-    start_with(conn, move || file_system.flush()).map(|(jobs, _writer)| jobs)
+/// The writes announced and not yet committed (or given up), shared with the flusher.
+#[derive(Clone, Default)]
+pub(super) struct Announcements(Arc<AtomicUsize>);
+
+impl Announcements {
+    pub(super) fn announce(&self) -> Announced {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        Announced(self.0.clone())
+    }
+
+    fn pending(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
-fn start_with<F>(conn: Connection, flush: F) -> std::io::Result<(mpsc::Sender<WriteJob>, std::thread::JoinHandle<()>)>
+/// A write on its way: counted until it is committed (dropped in its transaction's job) or given
+/// up (dropped on a refusal).
+pub struct Announced(Arc<AtomicUsize>);
+
+impl Drop for Announced {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Starts the writer and its flusher; the writer runs until every sender is dropped, then waits
+/// for the flusher to answer what it committed.
+pub(super) fn start(conn: Connection, file_system: FileSystem, announced: Announcements) -> std::io::Result<mpsc::Sender<WriteJob>> {
+    start_with(conn, move || file_system.flush(), announced, GROUP_WAIT).map(|(jobs, _writer)| jobs)
+}
+
+fn start_with<F>(
+    conn: Connection,
+    flush: F,
+    announced: Announcements,
+    group_wait: Duration,
+) -> std::io::Result<(mpsc::Sender<WriteJob>, std::thread::JoinHandle<()>)>
 where
     F: FnMut() -> Result<(), FlushError> + Send + 'static,
 {
@@ -70,7 +113,7 @@ where
     let through = changed_through.clone();
     let flusher = std::thread::Builder::new()
         .name("sqlite-flusher".into())
-        .spawn(move || flush_loop(flush, &through, committed))?;
+        .spawn(move || flush_loop(flush, &through, (&announced, group_wait), committed))?;
     let (jobs_tx, jobs) = mpsc::channel::<WriteJob>();
     let writer = std::thread::Builder::new().name("sqlite-writer".into()).spawn(move || {
         write_loop(conn, &changed_through, &to_flusher, jobs);
@@ -108,14 +151,20 @@ fn write_loop(mut conn: Connection, changed_through: &AtomicU64, to_flusher: &mp
 }
 
 /// Answers committed transactions: those whose changes are on disk at once, the others after
-/// one flush that covers them all.
-fn flush_loop(mut flush: impl FnMut() -> Result<(), FlushError>, changed_through: &AtomicU64, committed: mpsc::Receiver<Committed>) {
+/// one flush that covers them all and the announced writes that commit in time.
+fn flush_loop(
+    mut flush: impl FnMut() -> Result<(), FlushError>,
+    changed_through: &AtomicU64,
+    (announced, group_wait): (&Announcements, Duration),
+    committed: mpsc::Receiver<Committed>,
+) {
     let mut durable = 0u64;
     while let Ok(first) = committed.recv() {
         let mut waiting = vec![first];
         waiting.extend(committed.try_iter());
         let mut failure = None;
         if waiting.iter().any(|c| c.needs > durable) {
+            wait_for_announced(announced, group_wait, &committed, &mut waiting);
             // Every change numbered up to `target` was committed before the flush starts.
             let target = changed_through.load(Ordering::Acquire);
             match flush() {
@@ -135,11 +184,33 @@ fn flush_loop(mut flush: impl FnMut() -> Result<(), FlushError>, changed_through
     }
 }
 
+/// Gathers the commits of the writes announced before this flush, for at most `group_wait`.
+fn wait_for_announced(
+    announced: &Announcements,
+    group_wait: Duration,
+    committed: &mpsc::Receiver<Committed>,
+    waiting: &mut Vec<Committed>,
+) {
+    let deadline = Instant::now() + group_wait;
+    while announced.pending() > 0 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        match committed.recv_timeout(left.min(GROUP_LOOK)) {
+            Ok(next) => waiting.push(next),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+    // An announcement is withdrawn just before its commit is sent: take what is already there.
+    waiting.extend(committed.try_iter());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Mutex;
-    use std::time::Duration;
 
     /// What a test's transaction saw when it was answered.
     #[derive(Debug, PartialEq)]
@@ -208,7 +279,13 @@ mod tests {
     #[test]
     fn waiting_writes_share_a_flush_and_are_answered_after_it() {
         let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs, writer) = start_with(table(), counted(&flushes, Duration::from_millis(50))).expect("start");
+        let (jobs, writer) = start_with(
+            table(),
+            counted(&flushes, Duration::from_millis(50)),
+            Announcements::default(),
+            GROUP_WAIT,
+        )
+        .expect("start");
         let (answers_tx, answers) = mpsc::channel();
         for n in 0..10 {
             jobs.send(insert(n, flushes.clone(), answers_tx.clone())).expect("queue");
@@ -228,12 +305,17 @@ mod tests {
         let (started_tx, started) = mpsc::channel::<()>();
         let flushes = Arc::new(Mutex::new(0u32));
         let count = flushes.clone();
-        let (jobs, writer) = start_with(table(), move || {
-            started_tx.send(()).expect("started");
-            release.recv().expect("released");
-            *count.lock().expect("lock") += 1;
-            Ok(())
-        })
+        let (jobs, writer) = start_with(
+            table(),
+            move || {
+                started_tx.send(()).expect("started");
+                release.recv().expect("released");
+                *count.lock().expect("lock") += 1;
+                Ok(())
+            },
+            Announcements::default(),
+            GROUP_WAIT,
+        )
         .expect("start");
         let (answers_tx, answers) = mpsc::channel();
         jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
@@ -278,7 +360,7 @@ mod tests {
     #[test]
     fn a_transaction_that_changed_nothing_is_not_flushed() {
         let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs, writer) = start_with(table(), counted(&flushes, Duration::ZERO)).expect("start");
+        let (jobs, writer) = start_with(table(), counted(&flushes, Duration::ZERO), Announcements::default(), GROUP_WAIT).expect("start");
         let (answers_tx, answers) = mpsc::channel();
         jobs.send(look(0, flushes.clone(), answers_tx.clone())).expect("queue");
         assert_eq!(
@@ -315,11 +397,101 @@ mod tests {
         assert_eq!(*flushes.lock().expect("lock"), 1);
     }
 
+    /// A flush waits for the writes announced before it: a write announced while the first one
+    /// commits shares its flush, however long it takes within the wait.
+    #[test]
+    fn an_announced_write_shares_the_flush_of_the_write_before_it() {
+        let flushes = Arc::new(Mutex::new(0u32));
+        let announcements = Announcements::default();
+        let (jobs, writer) = start_with(
+            table(),
+            counted(&flushes, Duration::ZERO),
+            announcements.clone(),
+            Duration::from_secs(30),
+        )
+        .expect("start");
+        let (answers_tx, answers) = mpsc::channel();
+        let announced = announcements.announce();
+        jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(answers.try_recv().is_err(), "the first write waits for the announced one");
+        let second = insert(2, flushes.clone(), answers_tx);
+        jobs.send(Box::new(move |conn: &mut Connection| -> Completion {
+            let complete = second(conn);
+            drop(announced);
+            complete
+        }))
+        .expect("queue");
+        let answers = answers_of(&answers, 2);
+        assert!(answers.iter().all(|a| a.ok && a.flushes == 1), "{answers:?}");
+        drop(jobs);
+        writer.join().expect("writer");
+        assert_eq!(*flushes.lock().expect("lock"), 1, "one flush for both");
+    }
+
+    /// An announced write given up (a refused deposit) no longer holds the flush; nor does one
+    /// that takes longer than the wait.
+    #[test]
+    fn a_flush_waits_for_no_withdrawn_or_late_announcement() {
+        let flushes = Arc::new(Mutex::new(0u32));
+        let announcements = Announcements::default();
+        let (jobs, writer) = start_with(
+            table(),
+            counted(&flushes, Duration::ZERO),
+            announcements.clone(),
+            Duration::from_secs(30),
+        )
+        .expect("start");
+        let (answers_tx, answers) = mpsc::channel();
+        let announced = announcements.announce();
+        jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
+        std::thread::sleep(Duration::from_millis(50));
+        drop(announced);
+        assert_eq!(
+            answers_of(&answers, 1),
+            [Answer {
+                n: 1,
+                flushes: 1,
+                ok: true
+            }]
+        );
+        drop(jobs);
+        writer.join().expect("writer");
+
+        let (jobs, writer) = start_with(
+            table(),
+            counted(&flushes, Duration::ZERO),
+            announcements.clone(),
+            Duration::from_millis(20),
+        )
+        .expect("start");
+        let _late = announcements.announce();
+        let started = Instant::now();
+        jobs.send(insert(2, flushes.clone(), answers_tx)).expect("queue");
+        assert_eq!(
+            answers_of(&answers, 1),
+            [Answer {
+                n: 2,
+                flushes: 2,
+                ok: true
+            }]
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "the wait is bounded");
+        drop(jobs);
+        writer.join().expect("writer");
+    }
+
     /// A failed flush is every waiting writer's failure: none is told its write is safe.
     #[test]
     fn a_failed_flush_fails_every_write_it_covered() {
         let flushes = Arc::new(Mutex::new(0u32));
-        let (jobs, writer) = start_with(table(), || Err(FlushError(nix::errno::Errno::ENOSPC))).expect("start");
+        let (jobs, writer) = start_with(
+            table(),
+            || Err(FlushError(nix::errno::Errno::ENOSPC)),
+            Announcements::default(),
+            GROUP_WAIT,
+        )
+        .expect("start");
         let (answers_tx, answers) = mpsc::channel();
         for n in 0..3 {
             jobs.send(insert(n, flushes.clone(), answers_tx.clone())).expect("queue");

@@ -273,6 +273,7 @@ struct Deposit {
 async fn store_and_record(state: &AppState, deposit: Deposit, (document, verso): (BodyText, Option<BodyText>)) -> Result<u32, ApiError> {
     let (store, blobs) = (state.store.clone(), state.blobs.clone());
     let decoded = tokio::task::spawn_blocking(move || {
+        let announced = store.announce_write();
         let (company, batch, category) = (&deposit.company, &deposit.batch, deposit.category);
         store.read_here(|c| batches::check_can_deposit(c, company, batch, category, chrono::Utc::now()))?;
         let front = check_file("document", document.as_str(), category)?;
@@ -283,7 +284,7 @@ async fn store_and_record(state: &AppState, deposit: Deposit, (document, verso):
         }
         count_pages_here("document", &front)?;
         back.as_ref().map(|b| count_pages_here("documentVerso", b)).transpose()?;
-        write_and_record(&blobs, &store, deposit, front, back).map(Ok)
+        write_and_record(&blobs, &store, announced, deposit, front, back).map(Ok)
     })
     .await
     .map_err(|e| ApiError::internal("deposit decoding", e))??;
@@ -296,7 +297,7 @@ async fn store_and_record(state: &AppState, deposit: Deposit, (document, verso):
         check_pages(state, "documentVerso", back).await?;
     }
     let (store, blobs) = (state.store.clone(), state.blobs.clone());
-    tokio::task::spawn_blocking(move || write_and_record(&blobs, &store, deposit, front, back))
+    tokio::task::spawn_blocking(move || write_and_record(&blobs, &store, store.announce_write(), deposit, front, back))
         .await
         .map_err(|e| ApiError::internal("deposit blob", e))?
 }
@@ -308,10 +309,12 @@ fn count_pages_here(field: &'static str, file: &CheckedFile) -> Result<(), ApiEr
 }
 
 /// Seals and writes the files, then records the deposit in one transaction that re-checks every
-/// limit; its flush makes the files durable too. On a refusal the caller deletes the files.
+/// limit; its flush makes the files durable too, shared with the deposits announced meanwhile.
+/// On a refusal the caller deletes the files.
 fn write_and_record(
     blobs: &common::blobs::BlobStore,
     store: &common::store::Store,
+    announced: common::store::Announced,
     deposit: Deposit,
     front: CheckedFile,
     back: Option<CheckedFile>,
@@ -344,7 +347,9 @@ fn write_and_record(
             .map_err(|e| ApiError::blob("deposit blob", e))?;
     }
     store
-        .write_here(move |tx| batches::deposit(tx, &company, &batch, &new, volume_limit, chrono::Utc::now()))
+        .write_here_announced(announced, move |tx| {
+            batches::deposit(tx, &company, &batch, &new, volume_limit, chrono::Utc::now())
+        })
         .map_err(ApiError::from)
 }
 
