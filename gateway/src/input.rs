@@ -81,6 +81,15 @@ impl RawJson {
 pub struct BodyText(Bytes);
 
 impl BodyText {
+    /// Its length in bytes, without reading it.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn as_str(&self) -> &str {
         // Always UTF-8: it was a `&str` or a `String` (see `RawJson::text`).
         std::str::from_utf8(&self.0).unwrap_or_default()

@@ -91,11 +91,19 @@ fn write_unrecorded(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     options.create_new(true);
     // A name already taken is refused by `create_new` and left alone.
     let mut file = create_in_shard(path, options)?;
-    let written = write_parts(&mut file, parts);
+    let written = write_parts(&mut file, parts).map(|()| start_write_back(&file));
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// Hands the file's pages to the disk now, without waiting for them: the flush that makes the
+/// file durable with its row then finds them written or on their way, and waits less. (On
+/// Linux, `POSIX_FADV_DONTNEED` starts the write-back of dirty pages; pages being written stay
+/// cached.) Only a hint: the flush makes the file durable whatever it did.
+fn start_write_back(file: &std::fs::File) {
+    let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
 }
 
 fn write_parts(file: &mut std::fs::File, parts: &[&[u8]]) -> std::io::Result<()> {

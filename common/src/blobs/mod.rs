@@ -149,6 +149,12 @@ impl BlobStore {
         }
     }
 
+    /// Whether blobs are files on this machine: writing one is a few system calls that return
+    /// without waiting for the network.
+    pub fn is_local(&self) -> bool {
+        matches!(self.backend, Backend::Disk(_))
+    }
+
     fn flush_for(&self, store: &Store) -> Flush {
         match &self.backend {
             Backend::Disk(disk) => disk.flush_for(store.device()),

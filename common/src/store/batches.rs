@@ -237,6 +237,10 @@ const HELD_DOCUMENTS: &str = "SELECT count(*) FROM batch_items WHERE company_id 
 /// read from the partial index `items_waiting` alone.
 const WAITING_BYTES: &str = "SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')";
 
+/// The number of documents in a batch: positions run from 1 without a gap (no item is ever
+/// deleted), so the last one, read at the end of the (batch_id, position) index, is the count.
+const LAST_POSITION: &str = "SELECT coalesce(max(position), 0) FROM batch_items WHERE batch_id = ?1";
+
 pub fn deposit(
     tx: &Connection,
     company: &CompanyId,
@@ -246,9 +250,7 @@ pub fn deposit(
     now: DateTime<Utc>,
 ) -> Result<u32, RepoError> {
     check_can_deposit(tx, company, id, item.category, now)?;
-    let in_batch: i64 = tx
-        .prepare_cached("SELECT count(*) FROM batch_items WHERE batch_id = ?1")?
-        .query_row([id.as_str()], |r| r.get(0))?;
+    let in_batch: i64 = tx.prepare_cached(LAST_POSITION)?.query_row([id.as_str()], |r| r.get(0))?;
     if in_batch >= MAX_ITEMS_PER_BATCH {
         return Err(RepoError::BatchFull);
     }
@@ -668,7 +670,7 @@ mod tests {
         let store = TempStore::new("deposit-plans");
         let plans = store
             .read(|c| {
-                [HELD_DOCUMENTS, WAITING_BYTES]
+                [HELD_DOCUMENTS, WAITING_BYTES, LAST_POSITION]
                     .map(|sql| {
                         let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
                         let rows = stmt.query_map(["CMP_X"], |r| r.get::<_, String>(3))?;
@@ -687,6 +689,10 @@ mod tests {
         assert_eq!(
             plans[1],
             ["SEARCH batch_items USING COVERING INDEX items_waiting (company_id=? AND status=?)"]
+        );
+        assert_eq!(
+            plans[2],
+            ["SEARCH batch_items USING COVERING INDEX sqlite_autoindex_batch_items_2 (batch_id=?)"]
         );
     }
 

@@ -349,13 +349,14 @@ pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) ->
         "UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2",
         params![id, side, at],
     )?;
-    tx.execute(
-        "UPDATE batch_items SET images_released_at = ?2 WHERE consultation_id = ?1 AND images_released_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM consultation_images WHERE consultation_id = ?1 AND purged_at IS NULL)",
-        params![id, at],
-    )?;
+    tx.prepare_cached(RELEASE_ITEM)?.execute(params![id, at])?;
     Ok(())
 }
+
+/// The batch document of a consultation whose images are all purged stops counting; found by
+/// the partial index `items_by_consultation`.
+const RELEASE_ITEM: &str = "UPDATE batch_items SET images_released_at = ?2 WHERE consultation_id = ?1 AND images_released_at IS NULL
+     AND NOT EXISTS (SELECT 1 FROM consultation_images WHERE consultation_id = ?1 AND purged_at IS NULL)";
 
 /// Who settled a review and why, as `reviews::settle` records it.
 pub struct ReviewNote<'a> {
@@ -623,6 +624,26 @@ mod tests {
         assert!(
             plan[1].starts_with("SEARCH i USING INDEX images_to_purge (company_id=? AND created_at<?)"),
             "images sought by company and age: {plan:?}"
+        );
+    }
+
+    /// Releasing a purged consultation's batch document seeks it by consultation: before
+    /// `items_by_consultation`, each purged image scanned every batch document.
+    #[tokio::test]
+    async fn a_purged_item_is_found_by_its_consultation() {
+        let store = TempStore::new("release-plan");
+        let plan = store
+            .read(|c| {
+                let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {RELEASE_ITEM}"))?;
+                let rows = stmt.query_map(params!["CSL-1", "2025-01-01T00:00:00.000Z"], |r| r.get::<_, String>(3))?;
+                Ok::<_, RepoError>(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            plan.first().map(String::as_str),
+            Some("SEARCH batch_items USING INDEX items_by_consultation (consultation_id=?)"),
+            "{plan:?}"
         );
     }
 

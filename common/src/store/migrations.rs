@@ -369,6 +369,14 @@ CREATE INDEX idempotency_keys_by_age ON idempotency_keys(created_at_ms);
 ALTER TABLE companies ADD COLUMN test_of TEXT REFERENCES companies(id);
 CREATE UNIQUE INDEX companies_test_account ON companies(test_of) WHERE test_of IS NOT NULL;
 "#,
+    // A deposit's insert maintains one index fewer: every query by company and status reads a
+    // partial index of its own (`items_held`, `items_waiting`, `items_succeeded_by_day`). The
+    // purge finds the item of a consultation whose images it released by index, not by scanning
+    // every item; a deposit, which has no consultation yet, does not touch that index.
+    r#"
+DROP INDEX items_by_company_status;
+CREATE INDEX items_by_consultation ON batch_items(consultation_id) WHERE consultation_id IS NOT NULL;
+"#,
 ];
 
 /// Brings the schema up to date.

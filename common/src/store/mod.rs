@@ -150,6 +150,16 @@ impl Store {
         self.inner.announcements.announce()
     }
 
+    /// [`Store::write`] for the write `announced` foretold.
+    pub async fn write_announced<T, E, F>(&self, announced: Announced, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.queue_write(Some(announced), f)?.await.map_err(|_| StoreError::WriterGone)?
+    }
+
     /// [`Store::write_here`] for the write `announced` foretold.
     pub fn write_here_announced<T, E, F>(&self, announced: Announced, f: F) -> Result<T, E>
     where

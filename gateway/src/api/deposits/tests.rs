@@ -112,3 +112,55 @@ async fn refused_deposits_leave_nothing_behind() {
         .await;
     assert_eq!(got, 404);
 }
+
+/// A photo padded after its end to `size` bytes: checked by its header like any photo.
+fn padded_png(size: usize) -> Vec<u8> {
+    let mut file = png();
+    file.resize(size, 0);
+    file
+}
+
+/// Small documents are stored on the request's thread, large ones on a blocking thread: both
+/// are encrypted and recorded in order, each with its one file, and a refused one of either
+/// size leaves no file (here the batch is full).
+#[tokio::test]
+async fn small_and_large_documents_are_stored_and_refused_alike() {
+    let app = spawn_app().await;
+    let batch = open_batch(&app).await;
+    let path = format!("/api/v1/batches/{batch}/documents");
+    let (small, large) = (padded_png(10_000), padded_png(400_000));
+    assert!(b64(&small).len() < super::INLINE_BASE64_BYTES && b64(&large).len() > super::INLINE_BASE64_BYTES);
+    for (n, file) in [&small, &large, &small].into_iter().enumerate() {
+        let body = json!({ "documentCategory": "identite", "document": b64(file) });
+        let (status, deposited) = app.call("POST", &path, Some(&body)).await;
+        assert_eq!((status, deposited["position"].as_u64()), (201, Some(n as u64 + 1)), "{deposited}");
+    }
+    let blobs = app.store.dir().join("blobs");
+    let mut sizes: Vec<u64> = files_under(&blobs)
+        .iter()
+        .map(|p| std::fs::metadata(p).expect("blob").len())
+        .collect();
+    sizes.sort();
+    assert_eq!(sizes.len(), 3, "one file each");
+    assert!(sizes[0] > 10_000 && sizes[1] == sizes[0] && sizes[2] > 400_000, "{sizes:?}");
+
+    let full = batches::MAX_ITEMS_PER_BATCH;
+    let id = BatchId::parse(&batch).expect("batch id");
+    app.store
+        .write(move |tx| {
+            tx.execute(
+                "UPDATE batch_items SET position = ?2 WHERE batch_id = ?1 AND position = 3",
+                rusqlite::params![id.as_str(), full],
+            )
+            .map(drop)
+            .map_err(common::store::StoreError::from)
+        })
+        .await
+        .expect("the batch made full");
+    for file in [&small, &large] {
+        let body = json!({ "documentCategory": "identite", "document": b64(file) });
+        let (status, answer) = app.call("POST", &path, Some(&body)).await;
+        assert_eq!((status, answer["error"].as_str()), (429, Some("batch_full")), "{answer}");
+    }
+    assert_eq!(files_under(&blobs).len(), 3, "no file left by the refusals");
+}
