@@ -138,7 +138,8 @@ impl BlobStore {
         self.write(name, context, plaintext, self.flush_for(store)).await
     }
 
-    /// [`BlobStore::put_then_record`] for code already on a blocking thread of the runtime.
+    /// [`BlobStore::put_then_record`] for code already on a blocking thread of the runtime, or on
+    /// one of its workers when [`BlobStore::flushed_with`] the store (an upload would block it).
     pub fn put_then_record_here(&self, store: &Store, name: &str, context: &str, plaintext: Vec<u8>) -> Result<(), BlobError> {
         let name = Self::checked(name)?;
         let (header, ciphertext, tag) = self.seal(context, plaintext);
@@ -149,10 +150,11 @@ impl BlobStore {
         }
     }
 
-    /// Whether blobs are files on this machine: writing one is a few system calls that return
-    /// without waiting for the network.
-    pub fn is_local(&self) -> bool {
-        matches!(self.backend, Backend::Disk(_))
+    /// Whether a blob written here is made durable by the database's next flush (a directory on
+    /// the database's file system): writing one is then a few system calls that wait neither for
+    /// the disk nor for the network, and a write recorded with it shares that flush.
+    pub fn flushed_with(&self, store: &Store) -> bool {
+        self.flush_for(store) == Flush::WithTheRecord
     }
 
     fn flush_for(&self, store: &Store) -> Flush {

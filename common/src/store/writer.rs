@@ -14,10 +14,11 @@
 //! its own transaction is on disk: a transaction that changed nothing (an idle consumer looking
 //! for a message) still waits for the changes it may have read, but costs no flush of its own.
 //!
-//! A request that will write once it has sealed its files (a deposit) announces its write
-//! ([`Announced`]). The flusher about to flush waits a little for the writes announced while it
-//! ran, as PostgreSQL's `commit_delay` waits for sibling transactions: each of them would
-//! otherwise need a flush of its own right after this one. Alone, a write is flushed at once.
+//! A request about to write once it has sealed its files (a deposit) announces its write
+//! ([`Announced`]). The flusher about to flush waits a little for the writes announced and not
+//! yet in its hands, as PostgreSQL's `commit_delay` waits for sibling transactions: each of them
+//! would otherwise need a flush of its own right after this one. Alone, a write is flushed at
+//! once.
 
 use super::StoreError;
 use rusqlite::Connection;
@@ -27,7 +28,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How long a flush waits at most for the writes announced before it: about the time this
-/// machine takes to decode, seal and write a 1 MB document.
+/// machine takes to seal and write a 1 MB document (larger ones are not waited for in full).
 const GROUP_WAIT: Duration = Duration::from_millis(1);
 /// How often the waiting flusher looks whether an announced write was given up (refused before
 /// it committed): such a write sends nothing that would wake it.
@@ -37,7 +38,14 @@ const GROUP_LOOK: Duration = Duration::from_micros(100);
 pub(super) type Completion = Box<dyn FnOnce(Result<(), FlushError>) + Send>;
 
 /// One transaction for the writer thread; it returns its completion, called after the flush.
-pub(super) type WriteJob = Box<dyn FnOnce(&mut Connection) -> Completion + Send>;
+pub(super) type WriteJob = Box<dyn FnOnce(&mut Connection) -> Finished + Send>;
+
+/// A transaction run by the writer: its completion, and the announcement of the write, if any,
+/// which the flusher withdraws once it holds the commit (see [`wait_for_announced`]).
+pub(super) struct Finished {
+    pub(super) complete: Completion,
+    pub(super) announced: Option<Announced>,
+}
 
 /// The flush after a group failed: its transactions are committed but may not be on disk.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
@@ -78,7 +86,7 @@ impl Announcements {
         Announced(self.0.clone())
     }
 
-    fn pending(&self) -> usize {
+    pub(super) fn pending(&self) -> usize {
         self.0.load(Ordering::Acquire)
     }
 }
@@ -128,6 +136,15 @@ where
 struct Committed {
     needs: u64,
     complete: Completion,
+    announced: Option<Announced>,
+}
+
+impl Committed {
+    /// In the flusher's hands: an announced write no longer needs waiting for.
+    fn received(mut self) -> Self {
+        self.announced = None;
+        self
+    }
 }
 
 /// Runs each transaction as it comes and hands it to the flusher. Transactions that changed a
@@ -136,7 +153,7 @@ fn write_loop(mut conn: Connection, changed_through: &AtomicU64, to_flusher: &mp
     let mut changes = conn.total_changes();
     let mut changed = 0u64;
     while let Ok(job) = jobs.recv() {
-        let complete = job(&mut conn);
+        let Finished { complete, announced } = job(&mut conn);
         // Rows inserted, updated or deleted, triggers included, rolled-back ones too: a rolled
         // back transaction may be flushed for nothing, which is merely slower.
         if conn.total_changes() != changes {
@@ -144,7 +161,14 @@ fn write_loop(mut conn: Connection, changed_through: &AtomicU64, to_flusher: &mp
             changed += 1;
             changed_through.store(changed, Ordering::Release);
         }
-        if to_flusher.send(Committed { needs: changed, complete }).is_err() {
+        if to_flusher
+            .send(Committed {
+                needs: changed,
+                complete,
+                announced,
+            })
+            .is_err()
+        {
             tracing::error!("the database's flusher stopped; writes are no longer answered");
         }
     }
@@ -160,8 +184,8 @@ fn flush_loop(
 ) {
     let mut durable = 0u64;
     while let Ok(first) = committed.recv() {
-        let mut waiting = vec![first];
-        waiting.extend(committed.try_iter());
+        let mut waiting = vec![first.received()];
+        waiting.extend(committed.try_iter().map(Committed::received));
         let mut failure = None;
         if waiting.iter().any(|c| c.needs > durable) {
             wait_for_announced(announced, group_wait, &committed, &mut waiting);
@@ -175,7 +199,7 @@ fn flush_loop(
                 }
             }
         }
-        for Committed { needs, complete } in waiting {
+        for Committed { needs, complete, .. } in waiting {
             match failure {
                 Some(e) if needs > durable => complete(Err(e)),
                 _ => complete(Ok(())),
@@ -198,13 +222,12 @@ fn wait_for_announced(
             return;
         }
         match committed.recv_timeout(left.min(GROUP_LOOK)) {
-            Ok(next) => waiting.push(next),
+            Ok(next) => waiting.push(next.received()),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
     }
-    // An announcement is withdrawn just before its commit is sent: take what is already there.
-    waiting.extend(committed.try_iter());
+    waiting.extend(committed.try_iter().map(Committed::received));
 }
 
 #[cfg(test)]
@@ -235,9 +258,17 @@ mod tests {
         })
     }
 
+    /// A writer job of a transaction no one announced.
+    fn job(f: impl FnOnce(&mut Connection) -> Completion + Send + 'static) -> WriteJob {
+        Box::new(move |conn: &mut Connection| Finished {
+            complete: f(conn),
+            announced: None,
+        })
+    }
+
     /// A job that inserts `n` and reports, when answered, how many flushes had finished.
     fn insert(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> WriteJob {
-        Box::new(move |conn: &mut Connection| -> Completion {
+        job(move |conn: &mut Connection| -> Completion {
             conn.execute("INSERT INTO t VALUES (?1)", [n]).expect("insert");
             reporter(n, flushes, answers)
         })
@@ -245,7 +276,7 @@ mod tests {
 
     /// A job that only reads, reporting like [`insert`].
     fn look(n: i64, flushes: Arc<Mutex<u32>>, answers: mpsc::Sender<Answer>) -> WriteJob {
-        Box::new(move |conn: &mut Connection| -> Completion {
+        job(move |conn: &mut Connection| -> Completion {
             let _: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
             conn.execute("DELETE FROM t WHERE n < 0", []).expect("delete nothing");
             reporter(n, flushes, answers)
@@ -322,7 +353,7 @@ mod tests {
         started.recv_timeout(Duration::from_secs(10)).expect("the first flush began");
         // The first flush is waiting to be released; the second transaction commits meanwhile.
         let (seen_tx, seen) = mpsc::channel();
-        jobs.send(Box::new(move |conn: &mut Connection| -> Completion {
+        jobs.send(job(move |conn: &mut Connection| -> Completion {
             let rows: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count");
             conn.execute("INSERT INTO t VALUES (2)", []).expect("insert");
             seen_tx.send(rows).expect("seen");
@@ -416,10 +447,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         assert!(answers.try_recv().is_err(), "the first write waits for the announced one");
         let second = insert(2, flushes.clone(), answers_tx);
-        jobs.send(Box::new(move |conn: &mut Connection| -> Completion {
-            let complete = second(conn);
-            drop(announced);
-            complete
+        jobs.send(Box::new(move |conn: &mut Connection| Finished {
+            announced: Some(announced),
+            ..second(conn)
         }))
         .expect("queue");
         let answers = answers_of(&answers, 2);

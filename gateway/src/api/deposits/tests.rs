@@ -144,6 +144,8 @@ async fn small_and_large_documents_are_stored_and_refused_alike() {
     assert_eq!(sizes.len(), 3, "one file each");
     assert!(sizes[0] > 10_000 && sizes[1] == sizes[0] && sizes[2] > 400_000, "{sizes:?}");
 
+    // The batch made full by moving its last document to the last position: the deposit counts
+    // a batch by its last position (positions have no gap otherwise), and refuses after writing.
     let full = batches::MAX_ITEMS_PER_BATCH;
     let id = BatchId::parse(&batch).expect("batch id");
     app.store
@@ -163,4 +165,5 @@ async fn small_and_large_documents_are_stored_and_refused_alike() {
         assert_eq!((status, answer["error"].as_str()), (429, Some("batch_full")), "{answer}");
     }
     assert_eq!(files_under(&blobs).len(), 3, "no file left by the refusals");
+    assert_eq!(app.store.announced_writes(), 0, "every announced write withdrawn or flushed");
 }
