@@ -428,19 +428,22 @@ mod tests {
         assert_eq!(*flushes.lock().expect("lock"), 1);
     }
 
+    /// A writer whose flushes are counted and wait up to `group_wait` for `announcements`.
+    fn waiting_writer(
+        flushes: &Arc<Mutex<u32>>,
+        announcements: &Announcements,
+        group_wait: Duration,
+    ) -> (mpsc::Sender<WriteJob>, std::thread::JoinHandle<()>) {
+        start_with(table(), counted(flushes, Duration::ZERO), announcements.clone(), group_wait).expect("start")
+    }
+
     /// A flush waits for the writes announced before it: a write announced while the first one
     /// commits shares its flush, however long it takes within the wait.
     #[test]
     fn an_announced_write_shares_the_flush_of_the_write_before_it() {
         let flushes = Arc::new(Mutex::new(0u32));
         let announcements = Announcements::default();
-        let (jobs, writer) = start_with(
-            table(),
-            counted(&flushes, Duration::ZERO),
-            announcements.clone(),
-            Duration::from_secs(30),
-        )
-        .expect("start");
+        let (jobs, writer) = waiting_writer(&flushes, &announcements, Duration::from_secs(30));
         let (answers_tx, answers) = mpsc::channel();
         let announced = announcements.announce();
         jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
@@ -465,13 +468,7 @@ mod tests {
     fn a_flush_waits_for_no_withdrawn_or_late_announcement() {
         let flushes = Arc::new(Mutex::new(0u32));
         let announcements = Announcements::default();
-        let (jobs, writer) = start_with(
-            table(),
-            counted(&flushes, Duration::ZERO),
-            announcements.clone(),
-            Duration::from_secs(30),
-        )
-        .expect("start");
+        let (jobs, writer) = waiting_writer(&flushes, &announcements, Duration::from_secs(30));
         let (answers_tx, answers) = mpsc::channel();
         let announced = announcements.announce();
         jobs.send(insert(1, flushes.clone(), answers_tx.clone())).expect("queue");
@@ -488,13 +485,7 @@ mod tests {
         drop(jobs);
         writer.join().expect("writer");
 
-        let (jobs, writer) = start_with(
-            table(),
-            counted(&flushes, Duration::ZERO),
-            announcements.clone(),
-            Duration::from_millis(20),
-        )
-        .expect("start");
+        let (jobs, writer) = waiting_writer(&flushes, &announcements, Duration::from_millis(20));
         let _late = announcements.announce();
         let started = Instant::now();
         jobs.send(insert(2, flushes.clone(), answers_tx)).expect("queue");
