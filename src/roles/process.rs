@@ -62,6 +62,11 @@ pub async fn run(config: Config, role: Role) -> anyhow::Result<()> {
             shutdown.clone(),
         ));
     }
+    if matches!(role, Role::Worker | Role::Notifier) {
+        // A role without a listener says when it has its backends and runs: tests and scripts
+        // wait for this line before they cut a backend off.
+        println!("sceau {} started", role_name(role));
+    }
     let mode = if distributed { "distributed" } else { "embedded" };
     tracing::info!(role = role_name(role), mode, workers = config.workers, data_dir = %config.data_dir.display(), "sceau started");
     super::wait_for_signal().await;

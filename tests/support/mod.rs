@@ -82,6 +82,20 @@ pub fn mode() -> Mode {
     }
 }
 
+/// What a process says on stdout that the harness waits for.
+enum Announced {
+    Listening(String),
+    Metrics(String),
+    /// A role without a listener has its backends and runs.
+    Started,
+}
+
+/// A role spawned and not yet known to run.
+struct Starting {
+    lines: std::sync::mpsc::Receiver<Announced>,
+    args: String,
+}
+
 /// The service under test: every process of it, on one data dir.
 pub struct Service {
     /// Distributed mode: the S3 server holding the blobs (stopped before `dir` is removed).
@@ -189,28 +203,68 @@ impl Service {
     pub async fn boot(&mut self) {
         match self.mode {
             Mode::Embedded => {
-                let base = self.spawn("serve", &["serve"], true);
-                self.base = base.expect("serve prints its address");
+                self.base = self.spawn("serve", &["serve"]);
             }
             Mode::Distributed => {
-                let base = self.spawn("gateway", &["gateway"], true);
-                self.base = base.expect("gateway prints its address");
+                self.base = self.spawn("gateway", &["gateway"]);
                 let workers = self
                     .env
                     .iter()
                     .find(|(k, _)| k == "SCEAU_WORKERS")
                     .map(|(_, v)| v.clone())
                     .unwrap_or_else(|| "2".into());
-                self.spawn("worker", &["worker", "--concurrency", &workers], false);
-                self.spawn("worker", &["worker", "--concurrency", &workers], false);
-                self.spawn("notifier", &["notifier"], false);
+                // Started side by side; a test begins once each has its backends (a bucket cut
+                // off before a worker opened it would stop that worker, not test an outage).
+                let starting = [
+                    self.spawn_started("worker", &["worker", "--concurrency", &workers]),
+                    self.spawn_started("worker", &["worker", "--concurrency", &workers]),
+                    self.spawn_started("notifier", &["notifier"]),
+                ];
+                for started in starting {
+                    self.wait_started(started);
+                }
             }
         }
     }
 
-    /// Spawns one role; when `announces` it waits for its "listening on" and "metrics on" lines,
-    /// keeps the metrics URL and returns the main one.
-    pub fn spawn(&mut self, role: &str, args: &[&str], announces: bool) -> Option<String> {
+    /// Spawns a role that listens and waits for its "listening on" and "metrics on" lines; keeps
+    /// the metrics URL and returns the main one.
+    pub fn spawn(&mut self, role: &str, args: &[&str]) -> String {
+        let lines = self.launch(role, args);
+        let (mut base, mut metrics) = (None, None);
+        while base.is_none() || metrics.is_none() {
+            match lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(Announced::Listening(addr)) => base = Some(addr),
+                Ok(Announced::Metrics(addr)) => metrics = Some(addr),
+                Ok(Announced::Started) => {}
+                Err(_) => panic!("sceau {args:?} did not start; log: {}", self.log()),
+            }
+        }
+        self.metrics_base = metrics.unwrap_or_default();
+        base.unwrap_or_default()
+    }
+
+    /// Spawns a role without a listener (worker, notifier); [`Self::wait_started`] waits for it.
+    fn spawn_started(&mut self, role: &str, args: &[&str]) -> Starting {
+        Starting {
+            lines: self.launch(role, args),
+            args: args.join(" "),
+        }
+    }
+
+    /// Waits for a role's "started" line: it has its backends and runs.
+    fn wait_started(&self, starting: Starting) {
+        loop {
+            match starting.lines.recv_timeout(Duration::from_secs(30)) {
+                Ok(Announced::Started) => return,
+                Ok(_) => {}
+                Err(_) => panic!("sceau {} did not start; log: {}", starting.args, self.log()),
+            }
+        }
+    }
+
+    /// Starts the process and reads what it announces on stdout.
+    fn launch(&mut self, role: &str, args: &[&str]) -> std::sync::mpsc::Receiver<Announced> {
         let mut cmd = Command::new(BIN);
         cmd.args(args).envs(self.env.iter().map(|(k, v)| (k, v)));
         if role == "worker" && self.mode == Mode::Distributed {
@@ -223,27 +277,20 @@ impl Service {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(addr) = line.strip_prefix("sceau listening on ") {
-                    let _ = tx.send((false, addr.to_owned()));
-                }
-                if let Some(addr) = line.strip_prefix("sceau metrics on ") {
-                    let _ = tx.send((true, addr.to_owned()));
-                }
+                let announced = if let Some(addr) = line.strip_prefix("sceau listening on ") {
+                    Announced::Listening(addr.to_owned())
+                } else if let Some(addr) = line.strip_prefix("sceau metrics on ") {
+                    Announced::Metrics(addr.to_owned())
+                } else if line.starts_with("sceau ") && line.ends_with(" started") {
+                    Announced::Started
+                } else {
+                    continue;
+                };
+                let _ = tx.send(announced);
             }
         });
         self.processes.push((role.to_owned(), child));
-        if !announces {
-            return None;
-        }
-        let (mut base, mut metrics) = (None, None);
-        while base.is_none() || metrics.is_none() {
-            let (is_metrics, addr) = rx
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("sceau {args:?} did not start; log: {}", self.log()));
-            *(if is_metrics { &mut metrics } else { &mut base }) = Some(addr);
-        }
-        self.metrics_base = metrics.unwrap_or_default();
-        base
+        rx
     }
 
     fn log_path(&self) -> PathBuf {
@@ -311,7 +358,8 @@ impl Service {
 
     /// Starts one more worker process (distributed mode).
     pub fn add_worker(&mut self, concurrency: &str) {
-        self.spawn("worker", &["worker", "--concurrency", concurrency], false);
+        let started = self.spawn_started("worker", &["worker", "--concurrency", concurrency]);
+        self.wait_started(started);
     }
 
     /// The value of one of the service's settings.
