@@ -227,20 +227,11 @@ pub struct NewItem {
     pub request_id: Option<RequestId>,
 }
 
-/// Records a deposit after checking every limit; returns its position.
-/// The company's documents whose images are still held, for [`MAX_NON_PURGED_DOCUMENTS`]; read
-/// from the partial index `items_held`, so a deposit's cost does not grow with the company's
-/// history.
-const HELD_DOCUMENTS: &str = "SELECT count(*) FROM batch_items WHERE company_id = ?1 AND images_released_at IS NULL";
-
-/// The bytes of the company's documents waiting for or under analysis, for the volume limit;
-/// read from the partial index `items_waiting` alone.
-const WAITING_BYTES: &str = "SELECT coalesce(sum(bytes), 0) FROM batch_items WHERE company_id = ?1 AND status IN ('pending', 'processing')";
-
 /// The number of documents in a batch: positions run from 1 without a gap (no item is ever
 /// deleted), so the last one, read at the end of the (batch_id, position) index, is the count.
 const LAST_POSITION: &str = "SELECT coalesce(max(position), 0) FROM batch_items WHERE batch_id = ?1";
 
+/// Records a deposit after checking every limit; returns its position.
 pub fn deposit(
     tx: &Connection,
     company: &CompanyId,
@@ -254,12 +245,11 @@ pub fn deposit(
     if in_batch >= MAX_ITEMS_PER_BATCH {
         return Err(RepoError::BatchFull);
     }
-    let held: i64 = tx.prepare_cached(HELD_DOCUMENTS)?.query_row([company.as_str()], |r| r.get(0))?;
-    if held >= MAX_NON_PURGED_DOCUMENTS {
+    let holdings = super::holdings::of(tx, company)?;
+    if holdings.held_documents >= MAX_NON_PURGED_DOCUMENTS {
         return Err(RepoError::DocumentQuota);
     }
-    let pending: i64 = tx.prepare_cached(WAITING_BYTES)?.query_row([company.as_str()], |r| r.get(0))?;
-    if (pending + item.bytes) as u64 > volume_limit {
+    if (holdings.waiting_bytes + item.bytes) as u64 > volume_limit {
         return Err(RepoError::VolumeQuota);
     }
     let position = in_batch as u32 + 1;
@@ -664,13 +654,13 @@ mod tests {
         consultation_of(tx, company, id, Some(item), "image-blob", now)
     }
 
-    /// The limits a deposit checks read indexes of the rows they count, not the company's rows.
+    /// The limits a deposit checks read one row of counters and one index entry, not the company's rows.
     #[tokio::test]
     async fn the_deposit_limits_read_only_the_rows_they_count() {
         let store = TempStore::new("deposit-plans");
         let plans = store
             .read(|c| {
-                [HELD_DOCUMENTS, WAITING_BYTES, LAST_POSITION]
+                [crate::store::holdings::HOLDINGS, LAST_POSITION]
                     .map(|sql| {
                         let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
                         let rows = stmt.query_map(["CMP_X"], |r| r.get::<_, String>(3))?;
@@ -682,16 +672,9 @@ mod tests {
             })
             .await
             .unwrap();
-        assert_eq!(
-            plans[0],
-            ["SEARCH batch_items USING COVERING INDEX items_held (company_id=? AND images_released_at=?)"]
-        );
+        assert_eq!(plans[0], ["SEARCH company_holdings USING PRIMARY KEY (company_id=?)"]);
         assert_eq!(
             plans[1],
-            ["SEARCH batch_items USING COVERING INDEX items_waiting (company_id=? AND status=?)"]
-        );
-        assert_eq!(
-            plans[2],
             ["SEARCH batch_items USING COVERING INDEX sqlite_autoindex_batch_items_2 (batch_id=?)"]
         );
     }

@@ -6,7 +6,7 @@ use crate::crypto::envelope::MasterKeys;
 use rusqlite::{params, Connection};
 
 /// Each entry is one migration; never edit a released one, append a new one.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE companies (
     id TEXT PRIMARY KEY,
@@ -377,6 +377,57 @@ CREATE UNIQUE INDEX companies_test_account ON companies(test_of) WHERE test_of I
 DROP INDEX items_by_company_status;
 CREATE INDEX items_by_consultation ON batch_items(consultation_id) WHERE consultation_id IS NOT NULL;
 "#,
+    // A deposit's two company-wide limits read one row (`holdings`) instead of counting index
+    // entries (up to 400 documents held, as many bytes waiting): triggers keep the row in step with
+    // every change of `batch_items`, so no code path can forget it, and the two partial indexes
+    // the counts read are dropped (a deposit writes one counter instead of two index entries).
+    r#"
+CREATE TABLE company_holdings (
+    company_id TEXT PRIMARY KEY REFERENCES companies(id),
+    held_documents INTEGER NOT NULL,
+    waiting_bytes INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO company_holdings (company_id, held_documents, waiting_bytes)
+    SELECT company_id,
+           sum(images_released_at IS NULL),
+           sum(CASE WHEN status IN ('pending', 'processing') THEN bytes ELSE 0 END)
+    FROM batch_items GROUP BY company_id;
+CREATE TRIGGER holdings_of_new_item AFTER INSERT ON batch_items BEGIN
+    INSERT INTO company_holdings (company_id, held_documents, waiting_bytes)
+    VALUES (NEW.company_id,
+            NEW.images_released_at IS NULL,
+            CASE WHEN NEW.status IN ('pending', 'processing') THEN NEW.bytes ELSE 0 END)
+    ON CONFLICT (company_id) DO UPDATE SET
+        held_documents = held_documents + excluded.held_documents,
+        waiting_bytes = waiting_bytes + excluded.waiting_bytes;
+END;
+CREATE TRIGGER holdings_of_changed_item AFTER UPDATE OF company_id, status, bytes, images_released_at ON batch_items
+WHEN (OLD.images_released_at IS NULL) IS NOT (NEW.images_released_at IS NULL)
+  OR (OLD.status IN ('pending', 'processing')) IS NOT (NEW.status IN ('pending', 'processing'))
+  OR OLD.bytes IS NOT NEW.bytes
+  OR OLD.company_id IS NOT NEW.company_id
+BEGIN
+    UPDATE company_holdings SET
+        held_documents = held_documents - (OLD.images_released_at IS NULL),
+        waiting_bytes = waiting_bytes - CASE WHEN OLD.status IN ('pending', 'processing') THEN OLD.bytes ELSE 0 END
+    WHERE company_id = OLD.company_id;
+    INSERT INTO company_holdings (company_id, held_documents, waiting_bytes)
+    VALUES (NEW.company_id,
+            NEW.images_released_at IS NULL,
+            CASE WHEN NEW.status IN ('pending', 'processing') THEN NEW.bytes ELSE 0 END)
+    ON CONFLICT (company_id) DO UPDATE SET
+        held_documents = held_documents + excluded.held_documents,
+        waiting_bytes = waiting_bytes + excluded.waiting_bytes;
+END;
+CREATE TRIGGER holdings_of_deleted_item AFTER DELETE ON batch_items BEGIN
+    UPDATE company_holdings SET
+        held_documents = held_documents - (OLD.images_released_at IS NULL),
+        waiting_bytes = waiting_bytes - CASE WHEN OLD.status IN ('pending', 'processing') THEN OLD.bytes ELSE 0 END
+    WHERE company_id = OLD.company_id;
+END;
+DROP INDEX items_held;
+DROP INDEX items_waiting;
+"#,
 ];
 
 /// Brings the schema up to date.
@@ -385,7 +436,7 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Applies the migrations not applied yet among the first `last` (tests build older schemas).
-fn apply_up_to(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
+pub(super) fn apply_up_to(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let current: usize = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
     for (i, sql) in MIGRATIONS.iter().enumerate().take(last).skip(current) {

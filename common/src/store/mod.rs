@@ -10,6 +10,7 @@ pub mod consultations;
 pub mod dashboard;
 pub mod error;
 pub mod events;
+pub mod holdings;
 pub mod idempotency;
 pub mod invitations;
 pub mod live_flags;
