@@ -375,7 +375,9 @@ impl Recorder {
     /// it; when another delivery recorded the result first (`Ok(false)`) or the transaction failed,
     /// they are deleted. Returns whether this delivery recorded the result.
     async fn keep_images_if_recorded(&self, recorded: Result<bool, RepoError>, images: &[ImageFile]) -> Result<bool, RecordError> {
-        if !matches!(recorded, Ok(true)) {
+        // A transaction committed but not flushed recorded them: they stay with their rows.
+        let kept = matches!(recorded, Ok(true)) || recorded.as_ref().is_err_and(RepoError::committed);
+        if !kept {
             self.discard(images).await;
         }
         Ok(recorded?)

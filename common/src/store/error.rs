@@ -29,6 +29,13 @@ pub enum RepoError {
     Refused(String),
 }
 
+impl RepoError {
+    /// See [`StoreError::committed`]: the write stands though it answered an error.
+    pub fn committed(&self) -> bool {
+        matches!(self, RepoError::Store(e) if e.committed())
+    }
+}
+
 impl From<rusqlite::Error> for RepoError {
     fn from(e: rusqlite::Error) -> Self {
         RepoError::Store(StoreError::Sqlite(e))

@@ -54,6 +54,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The transaction is committed though its answer is an error: its flush to disk failed.
+    /// What it recorded stands (the files it names must stay), and may not survive a power cut.
+    pub fn committed(&self) -> bool {
+        matches!(self, StoreError::Flush(_))
+    }
+
     /// The database could not grow: the disk (or the quota) is full. An outage, not a bug: the
     /// transaction was rolled back and the same write succeeds once space is back.
     pub fn is_out_of_space(&self) -> bool {
@@ -81,6 +87,9 @@ struct Inner {
     writer: Mutex<mpsc::Sender<WriteJob>>,
     announcements: writer::Announcements,
     readers: Mutex<Vec<Connection>>,
+    /// Makes the writer's flushes fail ([`Store::fail_flushes`]).
+    #[cfg(any(test, feature = "test-fixtures"))]
+    failing_flushes: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -110,6 +119,8 @@ impl Store {
         migrations::apply(&mut conn)?;
         file_system.flush()?;
         let announcements = writer::Announcements::default();
+        #[cfg(any(test, feature = "test-fixtures"))]
+        let failing_flushes = file_system.failing.clone();
         let tx = writer::start(conn, file_system, announcements.clone()).map_err(|e| StoreError::Task(e.to_string()))?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -118,6 +129,8 @@ impl Store {
                 writer: Mutex::new(tx),
                 announcements,
                 readers: Mutex::new(Vec::new()),
+                #[cfg(any(test, feature = "test-fixtures"))]
+                failing_flushes,
             }),
         })
     }
@@ -151,6 +164,13 @@ impl Store {
     /// it to [`Store::write_announced`]; dropped, it withdraws.
     pub fn announce_write(&self) -> Announced {
         self.inner.announcements.announce()
+    }
+
+    /// From now on (`true`), every flush fails with EIO, as on a disk that refuses write-back:
+    /// writes are committed and answered [`StoreError::Flush`]. For tests of what follows.
+    #[cfg(any(test, feature = "test-fixtures"))]
+    pub fn fail_flushes(&self, failing: bool) {
+        self.inner.failing_flushes.store(failing, std::sync::atomic::Ordering::Release);
     }
 
     /// The writes announced and not yet in the flusher's hands: none once requests are answered.
@@ -356,6 +376,28 @@ mod tests {
         assert!(failed.is_err());
         let n = outbox_rows(&store).await;
         assert_eq!(n, 1);
+    }
+
+    /// A write whose flush fails is committed and says so (`committed`), so that its caller
+    /// keeps the files it names; a refused one is not; writes are answered Ok again once flushes
+    /// succeed.
+    #[tokio::test]
+    async fn a_write_whose_flush_fails_is_committed_and_says_so() {
+        let store = TempStore::new("unflushed");
+        store.fail_flushes(true);
+        let unflushed: Result<(), StoreError> = store
+            .write(|tx| {
+                tx.execute("INSERT INTO outbox (topic, payload, created_at) VALUES ('events', 'b', 'x')", [])?;
+                Ok(())
+            })
+            .await;
+        let unflushed = unflushed.expect_err("the flush failed");
+        assert!(unflushed.committed() && RepoError::Store(unflushed).committed());
+        let refused: Result<(), StoreError> = store.write(|_| Err(StoreError::Corrupt("refused".into()))).await;
+        assert!(!refused.expect_err("refused").committed());
+        store.fail_flushes(false);
+        assert_eq!(outbox_rows(&store).await, 1, "the unflushed row stands");
+        add_outbox_row(&store).await;
     }
 
     /// A database that cannot grow (here capped by `max_page_count`, which SQLite reports like a

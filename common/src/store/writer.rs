@@ -61,17 +61,26 @@ impl From<FlushError> for StoreError {
 /// A handle on the file system that holds the database, to flush it.
 pub(super) struct FileSystem {
     directory: File,
+    /// Set by tests: every flush fails, as on a disk that refuses write-back.
+    #[cfg(any(test, feature = "test-fixtures"))]
+    pub(super) failing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl FileSystem {
     pub(super) fn of(directory: &std::path::Path) -> std::io::Result<Self> {
         Ok(Self {
             directory: File::open(directory)?,
+            #[cfg(any(test, feature = "test-fixtures"))]
+            failing: Arc::default(),
         })
     }
 
     /// Writes back every dirty page and inode of the file system, then its journal, in one go.
     pub(super) fn flush(&self) -> Result<(), FlushError> {
+        #[cfg(any(test, feature = "test-fixtures"))]
+        if self.failing.load(Ordering::Acquire) {
+            return Err(FlushError(nix::errno::Errno::EIO));
+        }
         nix::unistd::syncfs(&self.directory).map_err(FlushError)
     }
 }

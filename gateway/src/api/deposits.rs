@@ -228,7 +228,7 @@ pub async fn deposit(
     };
     match store_and_record(&state, deposit, (document, verso)).await {
         Ok(position) => Ok((StatusCode::CREATED, axum::Json(Deposited { id: item_id, position }))),
-        Err(e) => {
+        Err(Failure::Refused(e)) => {
             // A refusal before writing finds nothing to delete; one after leaves nothing behind.
             for blob in &blob_names {
                 if let Err(del) = state.blobs.delete(blob).await {
@@ -236,6 +236,35 @@ pub async fn deposit(
                 }
             }
             Err(e)
+        }
+        Err(Failure::Unflushed(e)) => {
+            tracing::error!(item = %item_id, "deposit recorded but not flushed to disk; its files are kept for its row");
+            Err(e)
+        }
+    }
+}
+
+/// How a deposit failed, as far as the files it wrote go.
+enum Failure {
+    /// Nothing is recorded: the files written, if any, are deleted.
+    Refused(ApiError),
+    /// The row is committed but the flush after it failed: the files it names stay, or the row
+    /// would name files that are gone.
+    Unflushed(ApiError),
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        Failure::Refused(e)
+    }
+}
+
+impl From<common::store::StoreError> for Failure {
+    fn from(e: common::store::StoreError) -> Self {
+        if e.committed() {
+            Failure::Unflushed(ApiError::from(e))
+        } else {
+            Failure::Refused(ApiError::from(e))
         }
     }
 }
@@ -276,7 +305,7 @@ const INLINE_BASE64_BYTES: usize = 256 * 1024;
 /// deposit, whose flush makes files and row durable together. Large documents go through all of
 /// it in one blocking hop, so the request's task is woken once; a PDF has its pages counted in
 /// the sandbox between decoding and writing. Returns the document's position in the batch.
-async fn store_and_record(state: &AppState, deposit: Deposit, documents: (BodyText, Option<BodyText>)) -> Result<u32, ApiError> {
+async fn store_and_record(state: &AppState, deposit: Deposit, documents: (BodyText, Option<BodyText>)) -> Result<u32, Failure> {
     let encoded = documents.0.len() + documents.1.as_ref().map_or(0, BodyText::len);
     if encoded <= INLINE_BASE64_BYTES && state.blobs.flushed_with(&state.store) {
         return store_and_record_here(state, deposit, documents).await;
@@ -300,7 +329,7 @@ async fn store_and_record(state: &AppState, deposit: Deposit, documents: (BodyTe
 
 /// [`store_and_record`] for small documents, on the request's thread. The write is announced
 /// from the start: all of it takes a fraction of a millisecond.
-async fn store_and_record_here(state: &AppState, deposit: Deposit, documents: (BodyText, Option<BodyText>)) -> Result<u32, ApiError> {
+async fn store_and_record_here(state: &AppState, deposit: Deposit, documents: (BodyText, Option<BodyText>)) -> Result<u32, Failure> {
     let announced = state.store.announce_write();
     let (front, back) = check_documents(&state.store, &deposit, documents)?;
     if holds_pdf(&front, &back) {
@@ -309,7 +338,7 @@ async fn store_and_record_here(state: &AppState, deposit: Deposit, documents: (B
     }
     count_pages_here(&front, &back)?;
     let record = write_files(&state.blobs, &state.store, deposit, front, back)?;
-    state.store.write_announced(announced, record).await
+    state.store.write_announced(announced, refused_within(record)).await
 }
 
 /// The batch takes documents of this category, and each document passes its checks.
@@ -331,7 +360,7 @@ fn holds_pdf(front: &CheckedFile, back: &Option<CheckedFile>) -> bool {
 }
 
 /// Counts a PDF's pages in the sandbox, then writes and records on a blocking thread.
-async fn count_then_record(state: &AppState, deposit: Deposit, front: CheckedFile, back: Option<CheckedFile>) -> Result<u32, ApiError> {
+async fn count_then_record(state: &AppState, deposit: Deposit, front: CheckedFile, back: Option<CheckedFile>) -> Result<u32, Failure> {
     check_pages(state, "document", &front).await?;
     if let Some(back) = &back {
         check_pages(state, "documentVerso", back).await?;
@@ -340,6 +369,14 @@ async fn count_then_record(state: &AppState, deposit: Deposit, front: CheckedFil
     tokio::task::spawn_blocking(move || write_and_record(&blobs, &store, deposit, front, back))
         .await
         .map_err(|e| ApiError::internal("deposit blob", e))?
+}
+
+/// The deposit's transaction, whose refusals (a limit, a closed batch) leave nothing recorded.
+fn refused_within<F>(record: F) -> impl FnOnce(&rusqlite::Transaction<'_>) -> Result<u32, Failure> + Send + 'static
+where
+    F: FnOnce(&rusqlite::Transaction<'_>) -> Result<u32, ApiError> + Send + 'static,
+{
+    move |tx| record(tx).map_err(Failure::Refused)
 }
 
 /// Writes the files and records the deposit, on a blocking thread. The write is announced once
@@ -351,10 +388,10 @@ fn write_and_record(
     deposit: Deposit,
     front: CheckedFile,
     back: Option<CheckedFile>,
-) -> Result<u32, ApiError> {
+) -> Result<u32, Failure> {
     let announced = blobs.flushed_with(store).then(|| store.announce_write());
     let record = write_files(blobs, store, deposit, front, back)?;
-    store.write_here_announced(announced, record)
+    store.write_here_announced(announced, refused_within(record))
 }
 
 /// [`check_pages`] for what is counted in this process: an image is one page when its header

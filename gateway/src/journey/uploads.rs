@@ -292,6 +292,11 @@ pub async fn upload(
         .await;
     let stale = match recorded {
         Ok(previous) => previous,
+        Err(e) if e.committed() => {
+            // Recorded, but its flush failed: the row names the file, which stays.
+            tracing::error!(error = %e, "journey upload recorded but not flushed to disk; its file is kept");
+            return Err(e.into());
+        }
         Err(e) => {
             if let Err(del) = state.blobs.delete(&blob).await {
                 tracing::error!(error = %del, "cannot delete the file of a refused journey upload");

@@ -167,3 +167,36 @@ async fn small_and_large_documents_are_stored_and_refused_alike() {
     assert_eq!(files_under(&blobs).len(), 3, "no file left by the refusals");
     assert_eq!(app.store.announced_writes(), 0, "every announced write withdrawn or flushed");
 }
+
+/// A deposit whose row is committed but whose flush fails is answered as an error and keeps its
+/// file: the row names it, and deleting it would leave a document without its file.
+#[tokio::test]
+async fn a_deposit_committed_but_not_flushed_keeps_its_file() {
+    let app = spawn_app().await;
+    let batch = open_batch(&app).await;
+    let path = format!("/api/v1/batches/{batch}/documents");
+    app.store.fail_flushes(true);
+    for file in [padded_png(10_000), padded_png(400_000)] {
+        let body = json!({ "documentCategory": "identite", "document": b64(&file) });
+        let (status, answer) = app.call("POST", &path, Some(&body)).await;
+        assert_eq!((status, answer["error"].as_str()), (500, Some("internal_error")), "{answer}");
+    }
+    app.store.fail_flushes(false);
+    assert_eq!(documents_in(&app, &batch).await, 2, "both rows are committed");
+    let blobs = app.store.dir().join("blobs");
+    let id = BatchId::parse(&batch).expect("batch id");
+    let named: Vec<String> = app
+        .store
+        .read(move |c| {
+            let mut stmt = c.prepare("SELECT front_blob FROM batch_items WHERE batch_id = ?1 ORDER BY position")?;
+            let rows = stmt.query_map([id.as_str()], |r| r.get(0))?;
+            rows.collect::<Result<Vec<String>, _>>().map_err(common::store::StoreError::from)
+        })
+        .await
+        .expect("the rows' files");
+    let kept = files_under(&blobs);
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    for name in &named {
+        assert!(kept.iter().any(|p| p.ends_with(name)), "{name} is kept: {kept:?}");
+    }
+}
