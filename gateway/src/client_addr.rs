@@ -22,7 +22,7 @@ impl TrustedProxies {
         Self(networks)
     }
 
-    fn contains(&self, ip: IpAddr) -> bool {
+    pub fn contains(&self, ip: IpAddr) -> bool {
         self.0.iter().any(|net| net.contains(&ip))
     }
 }
@@ -38,16 +38,9 @@ impl ClientAddr {
         Self(peer.map(|peer| client_addr(peer, headers, trusted)))
     }
 
-    /// The key of the address in rate limits. An IPv6 client usually holds a whole /64 and can
-    /// pick any address in it, so the /64 is limited as one.
+    /// The key of the address in the edge's limits (see [`limit_key`]).
     pub fn limit_key(&self) -> Option<String> {
-        match self.0? {
-            IpAddr::V4(ip) => Some(ip.to_string()),
-            IpAddr::V6(ip) => {
-                let prefix = ip.segments();
-                Some(format!("{:x}:{:x}:{:x}:{:x}::/64", prefix[0], prefix[1], prefix[2], prefix[3]))
-            }
-        }
+        self.0.map(limit_key)
     }
 
     /// The address as the audit log records it.
@@ -88,6 +81,18 @@ pub fn client_addr(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) 
         }
     }
     client
+}
+
+/// The key of `ip` in the edge's limits (rate limits, connections): an IPv6 client usually holds a
+/// whole /64 and can pick any address in it, so the /64 is one key.
+pub fn limit_key(ip: IpAddr) -> String {
+    match ip.to_canonical() {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => {
+            let prefix = ip.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", prefix[0], prefix[1], prefix[2], prefix[3])
+        }
+    }
 }
 
 /// `192.0.2.1`, `192.0.2.1:443`, `2001:db8::1` or `[2001:db8::1]:443`.

@@ -8,6 +8,7 @@
 //! held in memory for this), and its response kept sealed once it answered.
 
 use crate::auth::Caller;
+use crate::body_deadline::Deadline;
 use crate::error::ApiError;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
@@ -148,7 +149,11 @@ async fn replay(state: &AppState, held: &HeldKey, remembered: Remembered, parts:
 /// claimed (409 for [`idempotency::ABANDONED_AFTER`]) with its work perhaps done. The claim is in the
 /// task too: the writer commits a claim once it is queued, so a client gone while it waited for the
 /// commit would leave the key claimed with no request to answer or release it.
+///
+/// Its body is read within the request's time at most: once its client is answered `408`, the
+/// task stops reading, and lets go of the connection, however slowly the body still trickles in.
 async fn run_to_the_end(state: AppState, held: HeldKey, parts: Parts, body: Body, next: Next) -> Response {
+    let body = Body::new(Deadline::new(body, state.request_timeout));
     let task = async move { claim_and_run(state, held, parts, body, next).await };
     match tokio::spawn(task.in_current_span()).await {
         Ok(response) => response,

@@ -3,6 +3,7 @@
 pub mod api;
 pub mod auth;
 pub mod authenticity;
+pub mod body_deadline;
 pub mod certificate;
 pub mod client_addr;
 pub mod error;
@@ -37,6 +38,7 @@ pub fn app(state: AppState) -> axum::Router {
     use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
     // Inside the common layers, so a timed-out request still carries its request id.
     let (routes, _) = routes::router().split_for_parts();
+    let request_timeout = state.request_timeout;
     let routes = routes
         .layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .merge(portal::router(state.clone()))
@@ -44,7 +46,7 @@ pub fn app(state: AppState) -> axum::Router {
         .layer(RequestBodyTimeoutLayer::new(server::BODY_IDLE_TIMEOUT))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
-            server::REQUEST_TIMEOUT,
+            request_timeout,
         ));
     middleware::wrap(routes)
 }
@@ -52,5 +54,6 @@ pub fn app(state: AppState) -> axum::Router {
 /// Serves HTTP on `listener` until `shutdown`, then lets in-flight requests finish; the
 /// connection limits are [`server`]'s.
 pub async fn serve_http(listener: TcpListener, state: AppState, shutdown: CancellationToken) -> std::io::Result<()> {
-    server::serve(listener, app(state), shutdown).await
+    let trusted_proxies = state.trusted_proxies.clone();
+    server::serve(listener, app(state), trusted_proxies, shutdown).await
 }

@@ -19,6 +19,8 @@ pub struct AppState {
     pub volume_limit: u64,
     /// Open window and completion window of batches.
     pub batch_window: std::time::Duration,
+    /// Longest a request may last, its body included (`SCEAU_REQUEST_TIMEOUT_SECONDS`).
+    pub request_timeout: std::time::Duration,
     pub webhook_allow_hosts: Arc<Vec<String>>,
     pub realtime_limiter: Arc<RateLimiter>,
     /// Limits keyed by client address or journey session.

@@ -61,6 +61,7 @@ pub async fn spawn_app() -> TestApp {
         public_base: format!("http://{addr}"),
         volume_limit: common::config::DEFAULT_VOLUME_LIMIT,
         batch_window: common::batch::WINDOW,
+        request_timeout: common::config::DEFAULT_REQUEST_TIMEOUT,
         webhook_allow_hosts: Arc::new(Vec::new()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(1000)),
         edge_limits: Arc::new(EdgeLimits::new(crate::rate_limit::KEY_FAILURES_PER_MINUTE)),

@@ -58,6 +58,7 @@ pub async fn start(
         public_base,
         volume_limit: config.volume_limit_bytes,
         batch_window: config.batch_window,
+        request_timeout: config.request_timeout,
         webhook_allow_hosts: Arc::new(config.webhook_allow_hosts.clone()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(config.realtime_rate_per_minute)),
         edge_limits: Arc::new(EdgeLimits::new(config.key_failures_per_minute)),

@@ -67,6 +67,10 @@ pub struct Config {
     /// Open and completion windows of batches (24 h; shortened only to test expiry).
     #[serde(rename = "batch_window_seconds", deserialize_with = "de::seconds")]
     pub batch_window: Duration,
+    /// Longest an API request may last, its body included (120 s: a 30 MB deposit at 300 KB/s;
+    /// at most 300, well under the 10 minutes after which an idempotency key's claim is abandoned).
+    #[serde(rename = "request_timeout_seconds", deserialize_with = "de::seconds")]
+    pub request_timeout: Duration,
     /// Real-time requests per minute and company.
     #[serde(deserialize_with = "de::lenient")]
     pub realtime_rate_per_minute: u32,
@@ -145,6 +149,8 @@ fn tesseract_program<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, 
     Ok(de::text(d)?.map_or_else(|| PathBuf::from("tesseract"), PathBuf::from))
 }
 
+/// `SCEAU_REQUEST_TIMEOUT_SECONDS` unless the operator says otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
 /// `SCEAU_KEY_FAILURES_PER_MINUTE` unless the operator says otherwise.
 pub const DEFAULT_KEY_FAILURES_PER_MINUTE: u32 = 20;
@@ -168,6 +174,7 @@ impl Default for Config {
             retry_schedule: None,
             volume_limit_bytes: DEFAULT_VOLUME_LIMIT,
             batch_window: Duration::from_secs(24 * 3600),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
             realtime_rate_per_minute: 120,
             key_failures_per_minute: DEFAULT_KEY_FAILURES_PER_MINUTE,
             sweep_interval: Duration::from_secs(1),
@@ -277,6 +284,12 @@ impl Config {
                 self.batch_nice
             )));
         }
+        if self.request_timeout > Duration::from_secs(300) {
+            return Err(ConfigError(format!(
+                "SCEAU_REQUEST_TIMEOUT_SECONDS={} must be at most 300",
+                self.request_timeout.as_secs()
+            )));
+        }
         if self.key_failures_per_minute == 0 {
             // Zero would refuse every request of an address after its first wrong key, forever.
             return Err(ConfigError("SCEAU_KEY_FAILURES_PER_MINUTE=0 must be at least 1".into()));
@@ -352,6 +365,7 @@ mod tests {
             ("retry_schedule", "1s,2s"),
             ("volume_limit_bytes", "1000"),
             ("batch_window_seconds", "60"),
+            ("request_timeout_seconds", "30"),
             ("realtime_rate_per_minute", "30"),
             ("key_failures_per_minute", "500"),
             ("sweep_interval_ms", "250"),

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 /// How long a key and its response are remembered.
 pub const REMEMBERED: Duration = Duration::hours(24);
 /// A claim older than this never finished (its process died): the key may be claimed again.
-/// Longer than any request may last (`gateway::server::REQUEST_TIMEOUT`).
+/// Longer than any request may last (`SCEAU_REQUEST_TIMEOUT_SECONDS` is at most 5 minutes).
 pub const ABANDONED_AFTER: Duration = Duration::minutes(10);
 
 /// Whose key: keys of different companies and modes never meet. (A test key's account is
