@@ -232,3 +232,23 @@ async fn a_trickled_idempotent_deposit_lets_go_of_its_connection_at_its_deadline
     let status = r.status();
     assert!(status.is_success(), "{status}: {}", r.text().await.unwrap_or_default());
 }
+
+/// Behind an https public URL every answer tells browsers to come back over https only; a service
+/// reached over plain http (a laptop, a test) says nothing a browser would remember wrongly.
+#[tokio::test]
+async fn strict_transport_security_is_sent_when_the_public_url_is_https() {
+    let plain = Service::start(&[]).await;
+    let r = plain.http.get(plain.url("/healthz")).send().await.unwrap();
+    assert!(r.headers().get("strict-transport-security").is_none());
+    drop(plain);
+
+    let tls = Service::start(&[("SCEAU_PUBLIC_URL", "https://sceau.example.com")]).await;
+    for path in ["/healthz", "/portal/login", "/api/v1/batches"] {
+        let r = tls.http.get(tls.url(path)).send().await.unwrap();
+        assert_eq!(
+            r.headers().get("strict-transport-security").and_then(|v| v.to_str().ok()),
+            Some("max-age=63072000"),
+            "{path}"
+        );
+    }
+}

@@ -39,6 +39,7 @@ pub fn app(state: AppState) -> axum::Router {
     // Inside the common layers, so a timed-out request still carries its request id.
     let (routes, _) = routes::router().split_for_parts();
     let request_timeout = state.request_timeout;
+    let https = state.public_base.starts_with("https://");
     let routes = routes
         .layer(axum::middleware::from_fn_with_state(state.clone(), idempotency::guard))
         .merge(portal::router(state.clone()))
@@ -48,7 +49,12 @@ pub fn app(state: AppState) -> axum::Router {
             axum::http::StatusCode::REQUEST_TIMEOUT,
             request_timeout,
         ));
-    middleware::wrap(routes)
+    let app = middleware::wrap(routes);
+    if https {
+        app.layer(axum::middleware::map_response(middleware::strict_transport))
+    } else {
+        app
+    }
 }
 
 /// Serves HTTP on `listener` until `shutdown`, then lets in-flight requests finish; the

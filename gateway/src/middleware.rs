@@ -1,10 +1,10 @@
 //! Layers around every route: request ids (`x-request-id` on every response), JSON access logs
 //! with that id and the route template (never the raw path, which carries journey tokens), body cap, panic catching (→ 500 `internal_error`), refusal of CORS preflights,
-//! and request metrics.
+//! request metrics, and HSTS when the service is reached over https.
 
 use crate::error::ApiError;
 use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderName, Method};
+use axum::http::{HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -15,6 +15,18 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Two years, the preload lists' minimum; subdomains are left to the client's own policy.
+const STRICT_TRANSPORT: HeaderValue = HeaderValue::from_static("max-age=63072000");
+
+/// When the public URL is https: browsers that saw it once never reach the service in clear again
+/// (a journey link typed or rewritten as http would carry its token in clear).
+pub async fn strict_transport(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(axum::http::header::STRICT_TRANSPORT_SECURITY, STRICT_TRANSPORT);
+    response
+}
 
 pub fn wrap(router: Router) -> Router {
     router

@@ -38,6 +38,8 @@ pub enum DestinationError {
     NoAddress { host: String },
     #[error("The webhook URL is longer than {limit} characters.")]
     TooLong { limit: usize },
+    #[error("The webhook URL's port {port} is refused: use 443, 80, or a port from 1024 to 65535 that no well-known service uses.")]
+    Port { port: u16 },
 }
 
 /// The longest webhook URL accepted, in characters: every event row carries it, and no receiver
@@ -50,6 +52,48 @@ impl DestinationError {
     pub fn is_permanent(&self) -> bool {
         !matches!(self, DestinationError::Unresolvable { .. } | DestinationError::NoAddress { .. })
     }
+}
+
+/// Ports of services that listen above 1023 and answer whoever reaches them: a webhook aimed at
+/// one would make the notifier talk to a database, a broker or a cluster's control plane, and
+/// report what answered. Web receivers use 443, 80, or a port of their own choosing elsewhere.
+pub const SERVICE_PORTS: &[(u16, &str)] = &[
+    (1433, "SQL Server"),
+    (1521, "Oracle"),
+    (1883, "MQTT"),
+    (2049, "NFS"),
+    (2181, "ZooKeeper"),
+    (2375, "Docker"),
+    (2376, "Docker (TLS)"),
+    (2379, "etcd"),
+    (2380, "etcd peers"),
+    (3306, "MySQL"),
+    (3389, "RDP"),
+    (4222, "NATS"),
+    (4369, "Erlang port mapper"),
+    (5432, "PostgreSQL"),
+    (5672, "AMQP"),
+    (5984, "CouchDB"),
+    (6379, "Redis"),
+    (6443, "Kubernetes API"),
+    (8200, "Vault"),
+    (8300, "Consul"),
+    (8500, "Consul HTTP"),
+    (8883, "MQTT (TLS)"),
+    (9042, "Cassandra"),
+    (9092, "Kafka"),
+    (9200, "Elasticsearch"),
+    (9300, "Elasticsearch nodes"),
+    (10250, "kubelet"),
+    (11211, "memcached"),
+    (15672, "RabbitMQ management"),
+    (25672, "RabbitMQ nodes"),
+    (27017, "MongoDB"),
+];
+
+/// Whether a webhook may be sent to `port`: 443, 80, or any of 1024 to 65535 but [`SERVICE_PORTS`].
+pub fn port_is_allowed(port: u16) -> bool {
+    matches!(port, 80 | 443) || (port >= 1024 && !SERVICE_PORTS.iter().any(|(p, _)| *p == port))
 }
 
 /// The address ranges a webhook may not reach.
@@ -212,8 +256,9 @@ pub fn is_allow_listed(url: &Url, allow_hosts: &[String]) -> bool {
 }
 
 /// Checks a webhook URL before it is stored and before each send: at most [`MAX_URL_CHARS`],
-/// absolute, https (http only for allow-listed hosts), no credentials, and no literal address or `localhost` name that the guard
-/// would refuse anyway, so the mistake is reported when the URL is set rather than hours later.
+/// absolute, https (http only for allow-listed hosts), no credentials, a port [`port_is_allowed`]
+/// (allow-listed hosts exempt), and no literal address or `localhost` name that the guard would
+/// refuse anyway, so the mistake is reported when the URL is set rather than hours later.
 pub fn validate_url(url: &str, allow_hosts: &[String]) -> Result<Url, DestinationError> {
     if url.chars().count() > MAX_URL_CHARS {
         return Err(DestinationError::TooLong { limit: MAX_URL_CHARS });
@@ -232,6 +277,9 @@ pub fn validate_url(url: &str, allow_hosts: &[String]) -> Result<Url, Destinatio
         return Err(DestinationError::Credentials);
     }
     if !allowed {
+        if let Some(port) = parsed.port_or_known_default().filter(|p| !port_is_allowed(*p)) {
+            return Err(DestinationError::Port { port });
+        }
         match host {
             Host::Ipv4(ip) => check_addr(IpAddr::V4(ip))?,
             Host::Ipv6(ip) => check_addr(IpAddr::V6(ip))?,
@@ -540,6 +588,29 @@ mod tests {
             validate_url("http://a:b@127.0.0.1/", &allow),
             Err(DestinationError::Credentials)
         ));
+    }
+
+    #[test]
+    fn only_web_ports_and_unregistered_high_ports_are_allowed() {
+        let none = no_hosts();
+        assert!(validate_url("https://hooks.example.com/", &none).is_ok());
+        assert!(validate_url("https://hooks.example.com:443/", &none).is_ok());
+        assert!(validate_url("https://hooks.example.com:8443/", &none).is_ok());
+        assert!(validate_url("https://hooks.example.com:65535/", &none).is_ok());
+        for refused in [22, 25, 80 - 1, 444, 1023, 5432, 6379, 2375, 9200, 11211, 27017] {
+            let url = format!("https://hooks.example.com:{refused}/");
+            assert!(
+                matches!(validate_url(&url, &none), Err(DestinationError::Port { port }) if port == refused),
+                "{url}"
+            );
+        }
+        // An operator's allow-listed host is exempt, as from the address ranges.
+        let allow = vec!["127.0.0.1".to_owned()];
+        assert!(validate_url("http://127.0.0.1:6379/hook", &allow).is_ok());
+        let msg = validate_url("https://hooks.example.com:6379/", &none)
+            .expect_err("redis")
+            .to_string();
+        assert!(msg.ends_with('.') && !msg.contains(". "), "{msg}");
     }
 
     #[test]

@@ -197,6 +197,7 @@ async fn images_certificate_and_decisions_are_for_their_roles_and_company_only()
     assert_eq!(header("cache-control"), "no-store");
     assert_eq!(header("x-content-type-options"), "nosniff");
     assert_eq!(header("content-disposition"), "inline");
+    assert_eq!(header("content-security-policy"), "sandbox");
     assert!(got.bytes().await.unwrap() == photo, "the image as uploaded");
     let pdf = reviewer.client.get(svc.url(&certificate)).send().await.unwrap();
     assert_eq!(pdf.status(), 200);

@@ -201,6 +201,7 @@ async fn settings_change_the_api_and_the_audit_log_exports_what_happened() {
     assert_eq!(filtered.body.matches("data-testid=\"audit-row\"").count(), 2);
     let csv = owner.get("/portal/audit.csv?action=company.settings").await;
     assert_eq!(csv.headers["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(csv.headers["content-security-policy"], "sandbox");
     let lines: Vec<&str> = csv.body.lines().collect();
     assert_eq!(lines[0], "at,actor,action,target,ip");
     assert_eq!(lines.len(), 3, "{}", csv.body);

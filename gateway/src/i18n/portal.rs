@@ -318,6 +318,7 @@ words! {
     wf_webhook_refused: "URL refusée :", "URL refused:";
     wf_webhook_http: "l’URL doit être en https.", "the URL must use https.";
     wf_webhook_internal: "cette adresse est interne (boucle locale, réseau privé, lien local ou métadonnées).", "this address is internal (loopback, private network, link-local or metadata).";
+    wf_webhook_port: "ce port est refusé : utilisez 443, 80, ou un port de 1024 à 65535 qu'aucun service connu n'utilise (bases de données, files de messages, administration).", "this port is refused: use 443, 80, or a port from 1024 to 65535 that no well-known service uses (databases, message brokers, administration).";
     wf_webhook_malformed: "ce n’est pas une URL absolue valable.", "this is not a valid absolute URL.";
     wf_secret: "Secret de signature", "Signing secret";
     wf_secret_text: "Un seul secret signe les envois de tous les parcours de l’entreprise. Il n’est affiché qu’à son renouvellement ; l’ancien continue de signer pendant 24 h, les envois portent alors les deux signatures.", "One secret signs the deliveries of all the company’s workflows. It is shown only when renewed; the old one keeps signing for 24 h, deliveries then carry both signatures.";

@@ -195,6 +195,7 @@ fn refusal(e: &DestinationError, lang: Lang) -> String {
     let why = match e {
         DestinationError::UnsupportedScheme | DestinationError::HttpNotAllowed => t.wf_webhook_http.to_owned(),
         DestinationError::Forbidden { .. } => t.wf_webhook_internal.to_owned(),
+        DestinationError::Port { .. } => t.wf_webhook_port.to_owned(),
         DestinationError::Malformed(_) | DestinationError::NoHost => t.wf_webhook_malformed.to_owned(),
         other => other.to_string(),
     };

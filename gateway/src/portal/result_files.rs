@@ -27,7 +27,8 @@ async fn audited(state: &AppState, signed: &Signed, action: AuditAction, target:
 }
 
 /// `GET /portal/consultations/{id}/images/{side}`: shown in the page (`inline`), never cached,
-/// never sniffed into something else than its stored type.
+/// never sniffed into something else than its stored type, and opened in a tab of its own without
+/// script or same-origin rights (`sandbox`): a customer's file is hostile until proven otherwise.
 pub async fn image(State(state): State<AppState>, signed: Signed, Path((id, side)): Path<(String, String)>) -> PortalResult<Response> {
     signed.require(Permission::ViewImages)?;
     let id = path_id(&id)?;
@@ -39,11 +40,12 @@ pub async fn image(State(state): State<AppState>, signed: Signed, Path((id, side
         Err(Unavailable::Blob(e)) => return Err(PortalError::Internal(format!("image blob: {e}"))),
     };
     audited(&state, &signed, AuditAction::ImageViewed, format!("{id}/{side}")).await?;
-    let headers: [(HeaderName, HeaderValue); 4] = [
+    let headers: [(HeaderName, HeaderValue); 5] = [
         (header::CONTENT_TYPE, HeaderValue::from_static(kind.content_type())),
         (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
         (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
         (header::CONTENT_DISPOSITION, HeaderValue::from_static("inline")),
+        (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox")),
     ];
     Ok((headers, Body::from(bytes)).into_response())
 }
