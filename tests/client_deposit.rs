@@ -190,8 +190,10 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     eprintln!("450 documents deposited, killed at {at_kill}, resumed and reported in {elapsed:?}; the resumed run said:\n{stderr}");
 }
 
+/// Refused before anything is sent: no folder, no key, a service in clear on another machine (the
+/// key and the documents would cross the network readable), a link out of the folder.
 #[test]
-fn no_folder_or_no_key_is_a_clear_error() {
+fn no_folder_no_key_plain_http_or_a_link_out_is_a_clear_error() {
     let folder = TempDir::new("deposit-refusals");
     let run = |dir: &Path, key: Option<&str>| {
         let mut command = Command::new(BIN);
@@ -219,6 +221,24 @@ fn no_folder_or_no_key_is_a_clear_error() {
     let stderr = run(&folder.0, None);
     assert!(stderr.contains("SCEAU_API_KEY is not set"), "{stderr}");
     assert!(!folder.0.join(STATE).exists(), "nothing started without a key");
+
+    let plain = Command::new(BIN)
+        .args(["client", "deposit"])
+        .arg(&folder.0)
+        .args(["--category", "identite"])
+        .env("SCEAU_URL", "http://sceau.example.com")
+        .env("SCEAU_API_KEY", "sk_test_x")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(!plain.status.success());
+    assert!(stderr.contains("SCEAU_URL must use https"), "{stderr}");
+
+    let outside = TempDir::new("deposit-outside");
+    std::fs::write(outside.0.join("passwd"), b"root:x:0:0").unwrap();
+    std::os::unix::fs::symlink(outside.0.join("passwd"), folder.0.join("b.png")).unwrap();
+    let stderr = run(&folder.0, Some("sk_test_x"));
+    assert!(stderr.contains("\"b.png\" is a link to a file outside the folder"), "{stderr}");
 }
 
 /// Opens a batch and fills it with `n` small documents: documents of the company the client does

@@ -30,6 +30,12 @@ pub fn file_options() -> OpenOptions {
     options
 }
 
+/// Makes `options` refuse to open a symbolic link (`O_NOFOLLOW`): a file the program keeps private
+/// (its state, its keys) must not be one an attacker swapped for a link to a file of their choice.
+pub fn no_follow(options: &mut OpenOptions) -> &mut OpenOptions {
+    options.custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+}
+
 /// Creates `path` empty with mode 0600 when it does not exist, so what other code opens there
 /// (SQLite, which gives its log files the database's mode) starts private.
 pub fn touch(path: &Path) -> io::Result<()> {
@@ -63,6 +69,20 @@ mod tests {
         }
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400)).unwrap();
         assert_eq!(shared_access(&file).unwrap(), None, "read-only for the owner is fine");
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn no_follow_refuses_a_link() {
+        let root = std::env::temp_dir().join(format!("sceau-nofollow-{}", crate::ids::random_hex(8)));
+        create_dir(&root).unwrap();
+        let target = root.join("target");
+        touch(&target).unwrap();
+        let link = root.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(no_follow(OpenOptions::new().read(true)).open(&target).is_ok());
+        let refused = no_follow(OpenOptions::new().read(true)).open(&link).unwrap_err();
+        assert_eq!(refused.raw_os_error(), Some(nix::libc::ELOOP), "{refused}");
         let _ = std::fs::remove_dir_all(root);
     }
 }

@@ -1,5 +1,6 @@
 //! The API as the client commands reach it: `SCEAU_URL` and `SCEAU_API_KEY` from the environment,
-//! every POST with an `Idempotency-Key` so a command that is retried does nothing twice.
+//! every POST with an `Idempotency-Key` so a command that is retried does nothing twice. The URL
+//! is https unless the service is on this machine: the key and the documents never go in clear.
 
 use serde_json::Value;
 use std::time::Duration;
@@ -14,6 +15,9 @@ pub enum ClientError {
     NoKey,
     #[error("cannot set up the HTTP client: {0}")]
     Setup(reqwest::Error),
+    /// The key and the customers' documents would cross the network in clear.
+    #[error("{0}")]
+    InsecureUrl(String),
     #[error("cannot reach {url}: {source}")]
     Unreachable { url: String, source: reqwest::Error },
     #[error("{status}: {body}")]
@@ -87,10 +91,13 @@ impl Api {
     pub fn from_env() -> Result<Api, ClientError> {
         let key = std::env::var("SCEAU_API_KEY").map_err(|_| ClientError::NoKey)?;
         let base = std::env::var("SCEAU_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned());
+        common::config::https_unless_loopback("SCEAU_URL", &base).map_err(|e| ClientError::InsecureUrl(e.0))?;
         // reqwest is built without a default crypto provider, for https services.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .pool_idle_timeout(gateway::server::CLIENT_POOL_IDLE)
+            // The API never redirects: one that does is not the service, and must not get the key.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(ClientError::Setup)?;
         Ok(Api {

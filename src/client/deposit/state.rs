@@ -103,11 +103,8 @@ impl State {
             path: path.to_owned(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
+        // Never through a link: one planted in the folder would have the run write where it points.
+        let mut file = common::private_fs::no_follow(OpenOptions::new().read(true).append(true).create(true).mode(0o600))
             .open(path)
             .map_err(io)?;
         // 0600 whatever the file was made with: it names the folder's files and the run's keys.
@@ -378,6 +375,20 @@ mod tests {
         let state = State::open(&dir.state(), "identite", &files(3)).unwrap();
         assert_eq!(state.next_index(), 2);
         assert_eq!(state.batches[0].deposited, 2);
+    }
+
+    #[test]
+    fn a_state_file_that_is_a_link_is_refused_not_followed() {
+        let dir = Dir::new();
+        let elsewhere = dir.0.join("elsewhere.txt");
+        std::fs::write(&elsewhere, b"not a state\n").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.state()).unwrap();
+        assert!(State::open(&dir.state(), "identite", &files(3)).is_err());
+        assert_eq!(
+            std::fs::read(&elsewhere).unwrap(),
+            b"not a state\n",
+            "the link's target is untouched"
+        );
     }
 
     #[test]

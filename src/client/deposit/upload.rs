@@ -3,7 +3,7 @@
 //! service took it. Limits of the company are waited out; a file the service refuses is recorded
 //! as refused and the others go on.
 
-use super::files::MAX_DOCUMENT_BYTES;
+use super::files::{self, MAX_DOCUMENT_BYTES};
 use super::progress::Progress;
 use super::retry;
 use super::state::{Event, Key, State};
@@ -185,15 +185,21 @@ impl<'a> Upload<'a> {
 
     /// The body that deposits file `name`, read only now; or why it is refused without sending it.
     fn deposit_body(&self, name: &str, what: &str) -> Result<Result<Vec<u8>, LocalRefusal>, DepositError> {
-        let path = self.dir.join(name);
-        let bytes = match std::fs::metadata(&path) {
-            Ok(m) if m.len() > MAX_DOCUMENT_BYTES => return Ok(Err(LocalRefusal::TooLarge)),
-            Ok(_) => std::fs::read(&path),
-            Err(e) => Err(e),
-        };
-        let Ok(bytes) = bytes else {
+        let Ok(mut file) = files::open_inside(self.dir, name) else {
             return Ok(Err(LocalRefusal::Unreadable));
         };
+        if file.metadata().is_ok_and(|m| m.len() > MAX_DOCUMENT_BYTES) {
+            return Ok(Err(LocalRefusal::TooLarge));
+        }
+        let mut bytes = Vec::new();
+        // The file may grow after it is measured: never read more than the service takes.
+        let read = std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, MAX_DOCUMENT_BYTES + 1), &mut bytes);
+        if read.is_err() {
+            return Ok(Err(LocalRefusal::Unreadable));
+        }
+        if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+            return Ok(Err(LocalRefusal::TooLarge));
+        }
         let document = base64::engine::general_purpose::STANDARD.encode(&bytes);
         drop(bytes);
         let deposit = Deposit {
