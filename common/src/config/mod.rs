@@ -200,7 +200,7 @@ impl Default for Config {
 /// The public URL carries journey tokens to customers and the engine URL carries their documents:
 /// plain http is accepted only to this machine (127.0.0.0/8, ::1, localhost), for development and
 /// a TLS proxy on the same host. The value is not echoed: it may hold a credential.
-pub(crate) fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
+pub fn https_unless_loopback(key: &str, value: &str) -> Result<(), ConfigError> {
     let url = url::Url::parse(value).map_err(|_| ConfigError(format!("{key} is not an absolute URL")))?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -544,5 +544,25 @@ mod tests {
             assert!(err.contains("SCEAU_TRUSTED_PROXIES") && err.contains(says), "{err}");
             assert_eq!(err.lines().count(), 1, "{err}");
         }
+    }
+
+    #[test]
+    fn credentials_may_come_from_secret_files() {
+        let dir = std::env::temp_dir().join(format!("sceau-config-{}", crate::ids::random_hex(8)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let amqp = dir.join("amqp-url");
+        std::fs::write(&amqp, "amqp://sceau:s3cret@rabbitmq:5672/%2f\n").unwrap();
+        let redis = dir.join("redis-url");
+        std::fs::write(&redis, "redis://:s3cret@redis:6379/0").unwrap();
+        let (amqp, redis) = (amqp.display().to_string(), redis.display().to_string());
+        let c = vars(&[("SCEAU_AMQP_URL_FILE", &amqp), ("SCEAU_REDIS_URL_FILE", &redis)]).unwrap();
+        assert_eq!(c.amqp_url.as_deref(), Some("amqp://sceau:s3cret@rabbitmq:5672/%2f"));
+        assert_eq!(c.redis_url.as_deref(), Some("redis://:s3cret@redis:6379/0"));
+        // Only credentials: another setting is not read from a file, and a missing file is named.
+        assert!(vars(&[("SCEAU_WORKERS_FILE", &amqp)]).is_err());
+        let missing = dir.join("missing").display().to_string();
+        let err = vars(&[("SCEAU_REDIS_URL_FILE", &missing)]).unwrap_err().to_string();
+        assert!(err.contains("SCEAU_REDIS_URL_FILE") && !err.contains("s3cret"), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

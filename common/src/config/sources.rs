@@ -6,6 +6,11 @@ use figment::value::{Dict, Map, Value};
 use figment::{Error, Metadata, Profile, Provider};
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 
+/// Settings that carry a credential, which may also be read from a file named by
+/// `SCEAU_<KEY>_FILE` (a Docker or Kubernetes secret), so the credential never sits in the
+/// environment a `docker inspect` or `/proc/<pid>/environ` shows.
+pub const FROM_FILE: &[&str] = &["amqp_url", "redis_url", "smtp_url", "external_engine_token"];
+
 /// Settings given as text by name (`SCEAU_WORKERS`), as variables or flags.
 pub struct Texts {
     name: &'static str,
@@ -25,6 +30,14 @@ impl Texts {
         let mut values = Vec::new();
         for (var, value) in pairs {
             let key = var.strip_prefix("SCEAU_").map(str::to_ascii_lowercase);
+            let from_file = key
+                .as_deref()
+                .and_then(|k| k.strip_suffix("_file"))
+                .filter(|k| FROM_FILE.contains(k));
+            if let Some(key) = from_file {
+                values.push((key.to_owned(), read_secret(&var, &value)?));
+                continue;
+            }
             match key {
                 Some(key) if keys.contains(&key.as_str()) => values.push((key, value)),
                 _ if strict => return Err(format!("unknown setting {var}")),
@@ -44,6 +57,17 @@ impl Provider for Texts {
         let dict: Dict = self.values.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
         Ok(Profile::Default.collect(dict))
     }
+}
+
+/// The first line of the file at `path`, without its line end; the message names the variable,
+/// never the content.
+fn read_secret(var: &str, path: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{var}: cannot read {path}: {e}"))?;
+    let value = text.lines().next().unwrap_or_default().trim().to_owned();
+    if value.is_empty() {
+        return Err(format!("{var}: {path} is empty"));
+    }
+    Ok(value)
 }
 
 /// The keys of a struct as serde reads them (renames applied): what it asks of a deserializer.
