@@ -89,19 +89,29 @@ def _cursor_well_formed(cursor):
     return canonical and sequence is not None and 0 < int(sequence.group(1)) < 2**63
 
 
+# notifier/src/destination.rs, SERVICE_PORTS.
+_SERVICE_PORTS = {1433, 1521, 1883, 2049, 2181, 2375, 2376, 2379, 2380, 3306, 3389, 4222, 4369, 5432,
+                  5672, 5984, 6379, 6443, 8200, 8300, 8500, 8883, 9042, 9092, 9200, 9300, 10250,
+                  11211, 15672, 25672, 27017}
+
+
 def _public_https_url(url):
     """Whether a webhook URL is one the API takes (API.md, Destinations): https, a host, no
-    credentials, and not a loopback, private, link-local or reserved address nor `localhost`."""
+    credentials, a web port (443, 80, or 1024 and above but a well-known service's: the
+    notifier's SERVICE_PORTS, docs/hardening.md), and not a loopback, private, link-local or
+    reserved address nor `localhost`."""
     if not isinstance(url, str):
         return False
     try:
         parts = urllib.parse.urlsplit(url.strip())
         host = parts.hostname or ""
         credentials = parts.username is not None or parts.password is not None
-        parts.port  # a port that is not a number raises
+        port = parts.port  # a port that is not a number raises
     except ValueError:
         return False
     if parts.scheme.lower() != "https" or not host or credentials:
+        return False
+    if port is not None and port not in (80, 443) and (port < 1024 or port in _SERVICE_PORTS):
         return False
     try:
         return ipaddress.ip_address(host).is_global

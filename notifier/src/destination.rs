@@ -614,6 +614,24 @@ mod tests {
     }
 
     #[test]
+    fn the_contract_tester_knows_the_same_service_ports() {
+        let hooks = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/schemathesis_hooks.py"))
+            .expect("scripts/schemathesis_hooks.py");
+        let start = hooks.find("_SERVICE_PORTS = {").expect("the hooks list the service ports");
+        let end = start + hooks[start..].find('}').expect("a closed set");
+        let listed: Vec<u16> = hooks[start + "_SERVICE_PORTS = {".len()..end]
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse().expect("a port"))
+            .collect();
+        let ours: Vec<u16> = SERVICE_PORTS.iter().map(|(port, _)| *port).collect();
+        assert_eq!(
+            listed, ours,
+            "scripts/schemathesis_hooks.py must refuse the ports the notifier refuses"
+        );
+    }
+
+    #[test]
     fn messages_are_single_sentences() {
         let none = no_hosts();
         for url in ["nope", "http://example.com", "https://u:p@example.com", "https://10.1.1.1"] {
