@@ -15,6 +15,7 @@ PARTS = [
     ("webhooks_embedded", ["--webhooks"]),
     ("webhooks_distributed", ["--webhooks", "--processes", "1"]),
     ("list", ["--list"]),
+    ("purge", ["--purge"]),
     ("realtime", ["--realtime"]),
     ("scale", ["--scale"]),
 ]
@@ -86,6 +87,13 @@ def webhook_rows(webhooks):
               webhooks["per_second"] >= goal)
 
 
+def purge_rows(purge):
+    yield row("retention purge", f"{purge['purged']:,} images purged vs unlinking as many files in one thread (s)",
+              purge["seconds"], purge["floor_seconds"], purge["ratio"], "", None)
+    yield row("retention purge", "API write p95 during the purge vs idle (ms)", purge["writes_during_p95_ms"],
+              purge["writes_idle_p95_ms"], purge["writes_during_p95_ms"] / purge["writes_idle_p95_ms"], "", None)
+
+
 def number(value):
     if value is None:
         return "—"
@@ -104,6 +112,7 @@ def main(bench, as_json):
         "webhooks_embedded": webhook_rows,
         "webhooks_distributed": webhook_rows,
         "list": list_rows,
+        "purge": purge_rows,
         "realtime": lambda r: realtime_rows(r["realtime"]),
         "scale": lambda r: scale_rows(r["scale"]),
     }

@@ -2,6 +2,7 @@
 //! `analyse_impossible` and wait for a review; an operator lists them, reads the findings (never
 //! the image bytes), exports the document to a file, accepts one and rejects the other. Each
 //! settlement emits exactly one signed `verification.reviewed` and the verdict never changes.
+//! Retention never takes the images of a result still waiting for its review.
 
 mod support;
 
@@ -9,6 +10,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 use support::journey::{self, WAIT};
+use support::portal::Member;
 use support::receiver::{Received, Receiver};
 use support::{Company, Service};
 
@@ -181,4 +183,91 @@ async fn reviewers_list_read_export_and_settle_results_of_real_journeys() {
     let shown = svc.admin(&["review", "show", &second, "--export", &purged_dir]);
     assert_eq!(shown["images"], json!([{ "side": "recto", "purged": true }]));
     assert_eq!(shown["exported"], json!([{ "side": "recto", "purged": true }]));
+}
+
+/// The bytes of a consultation's image through the API, or the error code it answers.
+async fn image(svc: &Service, co: &Company, id: &str) -> Result<Vec<u8>, String> {
+    let r = svc
+        .http
+        .get(svc.url(&format!("/api/v1/consultations/{id}/images/recto")))
+        .bearer_auth(&co.key)
+        .send()
+        .await
+        .expect("GET the image");
+    match r.status().as_u16() {
+        200 => Ok(r.bytes().await.expect("the image").to_vec()),
+        _ => Err(r.json::<Value>().await.expect("an error body")["error"].to_string()),
+    }
+}
+
+/// The text of the element `data-testid="{testid}"` of a page (no markup inside it).
+fn testid_text(body: &str, testid: &str) -> String {
+    let marker = format!("data-testid=\"{testid}\">");
+    let start = body.find(&marker).unwrap_or_else(|| panic!("no {testid} in the page: {body}")) + marker.len();
+    let end = body[start..].find('<').expect("the end of the element") + start;
+    body[start..end].to_owned()
+}
+
+/// Evidence is never destroyed by a setting: an owner lowers the retention to 0 in the portal
+/// while one result waits for its review and another is settled. The confirmation page counts the
+/// settled one's image only; once confirmed, the purge takes it and keeps the waiting one's until
+/// its review is settled.
+#[tokio::test]
+async fn lowering_the_retention_keeps_the_images_of_a_result_waiting_for_review() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = journey::workflow(&svc, &co, "administratif", None);
+    let waiting_pdf = unreadable_pdf(b'w');
+    let waiting = journey(&svc, &co, &wf, "en-attente", &waiting_pdf).await;
+    let settled = journey(&svc, &co, &wf, "regle", &unreadable_pdf(b's')).await;
+    svc.admin(&["review", "accept", &settled]);
+    let owner = Member::joined(&svc, &co.id, "owner@example.fr", "owner").await;
+
+    let asked = owner
+        .submit(
+            "/portal/settings",
+            "/portal/settings",
+            &[("aiEnabled", "on"), ("retentionDays", "0")],
+        )
+        .await;
+    assert_eq!(asked.status, 303, "{}", asked.body);
+    let confirmation = asked.location.expect("the confirmation page");
+    assert!(confirmation.starts_with("/portal/settings/confirm?"), "{confirmation}");
+    assert_eq!(
+        svc.admin(&["company", "show", &co.id])["retentionDays"],
+        30,
+        "nothing is saved before the confirmation"
+    );
+    let page = owner.get(&confirmation).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let impact = testid_text(&page.body, "confirm-impact");
+    assert!(
+        impact.contains("de 30 à 0 jours supprime 1 image "),
+        "the settled image only: {impact}"
+    );
+    assert!(page.body.contains("data-testid=\"confirm\""), "{}", page.body);
+    let fields = [
+        ("csrf", page.field("csrf")),
+        ("aiEnabled", page.field("aiEnabled")),
+        ("retentionDays", page.field("retentionDays")),
+        ("confirmed", page.field("confirmed")),
+    ];
+    let saved = owner.post("/portal/settings", &fields).await;
+    assert_eq!(saved.location.as_deref(), Some("/portal/settings?flash=saved"), "{}", saved.body);
+    assert_eq!(svc.admin(&["company", "show", &co.id])["retentionDays"], 0);
+
+    support::eventually(WAIT, "the settled result's image is purged", || async {
+        image(&svc, &co, &settled).await == Err("\"image_purged\"".into())
+    })
+    .await;
+    assert!(
+        image(&svc, &co, &waiting).await == Ok(waiting_pdf.clone()),
+        "the image of the result waiting for review is still served"
+    );
+    // Retention 0 means "once settled": the review settled, its image goes too.
+    svc.admin(&["review", "reject", &waiting, "--comment", "Illisible"]);
+    support::eventually(WAIT, "the image is purged once its review is settled", || async {
+        image(&svc, &co, &waiting).await.is_err()
+    })
+    .await;
 }

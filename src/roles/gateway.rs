@@ -86,6 +86,7 @@ pub async fn start(
         store.clone(),
         backends.blobs.clone(),
         config.sweep_interval,
+        recorder::retention::Retention::of(config),
         shutdown.clone(),
     ));
     if let Some(redis) = &backends.redis {

@@ -173,9 +173,15 @@ async fn settings_change_the_api_and_the_audit_log_exports_what_happened() {
         .submit("/portal/settings", "/portal/settings", &[("retentionDays", "9999")])
         .await;
     assert_eq!(bad.status, 422);
-    let saved = owner
+    // A lower retention deletes images: it is saved once confirmed, with the settings submitted.
+    let asked = owner
         .submit("/portal/settings", "/portal/settings", &[("retentionDays", "7")])
         .await;
+    let confirmation = asked.location.expect("the confirmation page");
+    assert_eq!(confirmation, "/portal/settings/confirm?retentionDays=7");
+    let confirm = owner.get(&confirmation).await;
+    let fields = ["csrf", "retentionDays", "confirmed"].map(|name| (name, confirm.field(name)));
+    let saved = owner.post("/portal/settings", &fields).await;
     assert_eq!(saved.location.as_deref(), Some("/portal/settings?flash=saved"));
     let (status, body) = svc.deposit(&co.key, &batch, "administratif", &document).await;
     assert_eq!((status, body["error"].as_str()), (403, Some("ia_desactivee")), "{body}");

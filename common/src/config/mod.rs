@@ -123,6 +123,10 @@ pub struct Config {
     /// the header is ignored and the TCP peer is the client.
     #[serde(deserialize_with = "de::cidrs")]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Months the audit log is kept before the sweeper forgets its entries (1 to 1200): long
+    /// enough for a yearly audit of who saw which document, and no longer.
+    #[serde(deserialize_with = "de::lenient")]
+    pub audit_retention_months: u32,
 }
 
 /// A credential read from the configuration: usable, never printed by `Debug`.
@@ -154,6 +158,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_VOLUME_LIMIT: u64 = 5 * 1024 * 1024 * 1024;
 /// `SCEAU_KEY_FAILURES_PER_MINUTE` unless the operator says otherwise.
 pub const DEFAULT_KEY_FAILURES_PER_MINUTE: u32 = 20;
+/// `SCEAU_AUDIT_RETENTION_MONTHS` unless the operator says otherwise: a year and a month, so a
+/// yearly review always finds the whole year.
+pub const DEFAULT_AUDIT_RETENTION_MONTHS: u32 = 13;
 
 impl Default for Config {
     fn default() -> Self {
@@ -193,6 +200,7 @@ impl Default for Config {
             smtp_from: "Sceau <no-reply@sceau.invalid>".into(),
             analysis_timeout: Duration::from_secs(120),
             trusted_proxies: Vec::new(),
+            audit_retention_months: DEFAULT_AUDIT_RETENTION_MONTHS,
         }
     }
 }
@@ -294,6 +302,13 @@ impl Config {
             // Zero would refuse every request of an address after its first wrong key, forever.
             return Err(ConfigError("SCEAU_KEY_FAILURES_PER_MINUTE=0 must be at least 1".into()));
         }
+        if !(1..=1200).contains(&self.audit_retention_months) {
+            // Zero would forget every entry at the next sweep.
+            return Err(ConfigError(format!(
+                "SCEAU_AUDIT_RETENTION_MONTHS={} must be between 1 and 1200",
+                self.audit_retention_months
+            )));
+        }
         if let Some(url) = &mut self.public_url {
             https_unless_loopback("SCEAU_PUBLIC_URL", url)?;
             // Links are built as `<public_url>/v/<token>`.
@@ -384,6 +399,7 @@ mod tests {
             ("trusted_proxies", "10.0.0.0/8"),
             ("smtp_url", "smtp://mail.example.com:25"),
             ("smtp_from", "Sceau <portal@example.com>"),
+            ("audit_retention_months", "24"),
         ];
         assert_eq!(settings.len(), keys_of::<Config>().len(), "every setting is in this table");
         for (key, text) in settings {
@@ -433,6 +449,8 @@ mod tests {
             ("SCEAU_BATCH_NICE", "20"),
             ("SCEAU_BATCH_NICE", "-5"),
             ("SCEAU_BLOB_URL", "ftp://example.com/blobs"),
+            ("SCEAU_AUDIT_RETENTION_MONTHS", "0"),
+            ("SCEAU_AUDIT_RETENTION_MONTHS", "1201"),
         ] {
             let err = vars(&[(var, bad)]).unwrap_err().to_string();
             assert!(err.contains(var), "{err}");

@@ -105,6 +105,14 @@ pub fn record(tx: &Connection, company: &CompanyId, entry: &AuditEntry) -> Resul
     Ok(())
 }
 
+/// Forgets up to `limit` entries recorded before `before`, oldest first (by `audit_by_time`);
+/// how many it forgot. One bounded transaction each call.
+pub fn forget_before(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
+    Ok(tx
+        .prepare_cached("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ?1 ORDER BY at LIMIT ?2)")?
+        .execute(params![crate::time::format(before), limit])?)
+}
+
 /// Which rows a reader wants; every field narrows.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -174,4 +182,38 @@ pub fn list(c: &Connection, company: &CompanyId, filter: &Filter, limit: u32) ->
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::{company, memory};
+    use chrono::Months;
+
+    #[test]
+    fn entries_older_than_the_cut_off_are_forgotten_in_bounded_batches() {
+        let c = memory();
+        let co = company(&c);
+        let now = Utc::now();
+        let ages = [Months::new(15), Months::new(14), Months::new(14), Months::new(12)];
+        for (n, age) in ages.into_iter().enumerate() {
+            let at = now.checked_sub_months(age).unwrap();
+            record(
+                &c,
+                &co,
+                &Acting::operator().entry(AuditAction::SettingsChanged, format!("t{n}"), at),
+            )
+            .unwrap();
+        }
+        record(&c, &co, &Acting::operator().entry(AuditAction::SettingsChanged, "now", now)).unwrap();
+        let cut = now.checked_sub_months(Months::new(13)).unwrap();
+        let rounds: Vec<usize> = (0..3).map(|_| forget_before(&c, cut, 2).unwrap()).collect();
+        assert_eq!(rounds, [2, 1, 0]);
+        let left: Vec<String> = list(&c, &co, &Filter::default(), 10)
+            .unwrap()
+            .into_iter()
+            .map(|(_, e)| e.target)
+            .collect();
+        assert_eq!(left, ["now", "t3"], "twelve months old and newer stay");
+    }
 }

@@ -314,12 +314,28 @@ pub fn image_context(company: &CompanyId, id: &ConsultationId, side: ImageSide) 
 
 /// Which images are due, decided in SQL: per company (the outer loop, a CROSS JOIN so SQLite
 /// keeps that order), its retention gives a cut-off, and the `images_to_purge` index hands out
-/// only that company's images not purged yet and older than it. Images not due are never read,
-/// however many a company with a long retention keeps.
+/// only that company's images not purged yet, not held by a review and older than it. Images not
+/// due are never read, however many a company with a long retention keeps or a review holds.
+/// A retention of 0 days makes an image due as soon as its result is settled.
 const DUE_IMAGES: &str = "SELECT i.consultation_id, i.side, i.blob FROM companies co CROSS JOIN consultation_images i
-     WHERE i.company_id = co.id AND i.purged_at IS NULL
+     WHERE i.company_id = co.id AND i.purged_at IS NULL AND i.under_review = 0
        AND i.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', ?1, '-' || co.retention_days || ' days')
      LIMIT ?2";
+
+/// How many images a retention of `days` would purge in the company and its test account (which
+/// share the setting): those not purged yet, older than the cut-off, whose result is settled.
+const IMPACT: &str = "SELECT count(*) FROM companies co CROSS JOIN consultation_images i
+     WHERE (co.id = ?1 OR co.test_of = ?1) AND i.company_id = co.id AND i.purged_at IS NULL AND i.under_review = 0
+       AND i.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', ?2, '-' || ?3 || ' days')";
+
+/// The images a retention of `days` would purge at `now` (the portal asks before lowering it).
+pub fn purged_by_retention(c: &Connection, company: &CompanyId, days: u32, now: DateTime<Utc>) -> Result<u64, RepoError> {
+    let count: i64 = c
+        .prepare_cached(IMPACT)?
+        .query_row(params![company.as_str(), crate::time::format(now), days], |r| r.get(0))?;
+    // A count is never negative.
+    Ok(count.unsigned_abs())
+}
 
 /// An image whose company's retention has passed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -345,11 +361,17 @@ pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> 
 /// Marks an image purged; once all of a batch document's images are, it stops counting.
 pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
     let at = crate::time::format(now);
-    tx.execute(
-        "UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2",
-        params![id, side, at],
-    )?;
+    tx.prepare_cached("UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2")?
+        .execute(params![id, side, at])?;
     tx.prepare_cached(RELEASE_ITEM)?.execute(params![id, at])?;
+    Ok(())
+}
+
+/// Marks a sweep's batch of deleted images purged, in the caller's one transaction.
+pub fn mark_all_purged(tx: &Connection, images: &[DueImage], now: DateTime<Utc>) -> Result<(), RepoError> {
+    for image in images {
+        mark_purged(tx, &image.consultation_id, &image.side, now)?;
+    }
     Ok(())
 }
 
@@ -490,6 +512,82 @@ mod tests {
         let later = now + Duration::days(3651 - 400);
         let due = store.read(move |c| images_past_retention(c, later, 150)).await.unwrap();
         assert_eq!(due.len(), 150, "once A's images are due, they go in bounded chunks");
+    }
+
+    /// Retention 0 in a company holding three results: one settled without review, one whose
+    /// review waits (its second image added while it waits), one whose review was settled.
+    #[tokio::test]
+    async fn a_result_waiting_for_review_keeps_its_images_whatever_the_retention() {
+        let store = TempStore::new("purge-held");
+        let now = Utc::now();
+        let (company, waiting) = store
+            .write(move |tx| {
+                let company = crate::store::test_support::company(tx);
+                companies::set(tx, &company, None, Some(0))?;
+                consultation_with_image(tx, &company, "settled", now - Duration::days(400))?;
+                let waiting = consultation_with_image(tx, &company, "waiting-recto", now - Duration::days(400))?;
+                let reviewed = consultation_with_image(tx, &company, "reviewed", now - Duration::days(400))?;
+                for id in [&waiting, &reviewed] {
+                    tx.execute("UPDATE consultations SET review_status = 'pending' WHERE id = ?1", [id.as_str()])?;
+                }
+                let verso = ImageFile {
+                    side: ImageSide::Verso,
+                    blob: "waiting-verso".into(),
+                    kind: crate::document::FileKind::Png,
+                };
+                add_image(tx, &waiting, &verso, now - Duration::days(400))?;
+                tx.execute(
+                    "UPDATE consultations SET review_status = 'accepted' WHERE id = ?1",
+                    [reviewed.as_str()],
+                )?;
+                Ok::<_, RepoError>((company, waiting))
+            })
+            .await
+            .unwrap();
+        let due = |at: DateTime<Utc>| {
+            let store = store.handle();
+            async move {
+                let mut blobs: Vec<String> = store
+                    .read(move |c| images_past_retention(c, at, 200))
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|image| image.blob)
+                    .collect();
+                blobs.sort();
+                blobs
+            }
+        };
+        assert_eq!(due(now).await, ["reviewed", "settled"], "the waiting result's images are held");
+        assert_eq!(due(now + Duration::days(4000)).await, ["reviewed", "settled"], "held however old");
+        let co = company.clone();
+        let impact = store
+            .read(move |c| {
+                Ok::<_, RepoError>((
+                    purged_by_retention(c, &co, 0, now)?,
+                    purged_by_retention(c, &co, 399, now)?,
+                    purged_by_retention(c, &co, 401, now)?,
+                ))
+            })
+            .await
+            .unwrap();
+        assert_eq!(impact, (2, 2, 0), "the impact counts what the sweep would take, never held images");
+
+        store
+            .write(move |tx| {
+                tx.execute(
+                    "UPDATE consultations SET review_status = 'rejected' WHERE id = ?1",
+                    [waiting.as_str()],
+                )?;
+                Ok::<_, RepoError>(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            due(now).await,
+            ["reviewed", "settled", "waiting-recto", "waiting-verso"],
+            "once settled, retention 0 purges them"
+        );
     }
 
     #[test]

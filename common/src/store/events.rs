@@ -199,6 +199,24 @@ pub fn replay_of(tx: &Connection, company: &CompanyId, workflow: &WorkflowId, id
     replay(tx, id, now)
 }
 
+/// The events whose delivery ended (delivered, dead or gone) before a cut-off, oldest first, from
+/// the partial index `webhook_events_ended`: an event pending or retrying is never among them.
+const ENDED: &str = "SELECT rowid FROM webhook_events WHERE status IN ('delivered', 'dead', 'gone') AND updated_at < ?1
+     ORDER BY updated_at LIMIT ?2";
+
+/// Forgets up to `limit` events whose delivery ended before `before`, with their attempts (the
+/// retention of `recorder::retention`); how many it forgot. One bounded transaction each call.
+pub fn forget_ended(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
+    let cut = crate::time::format(before);
+    tx.prepare_cached(&format!(
+        "DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM webhook_events WHERE rowid IN ({ENDED}))"
+    ))?
+    .execute(params![cut, limit])?;
+    Ok(tx
+        .prepare_cached(&format!("DELETE FROM webhook_events WHERE rowid IN ({ENDED})"))?
+        .execute(params![cut, limit])?)
+}
+
 /// How many of a workflow's last events its Diffusion tab shows, with their attempts.
 pub const RECENT_EVENTS: u32 = 20;
 
@@ -303,4 +321,76 @@ fn queue_first_attempt(
             request_id,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::{company, memory};
+    use chrono::Duration;
+
+    /// An event in `status` last changed at `at`, with two attempts.
+    fn event(c: &Connection, company: &CompanyId, id: &str, status: &str, at: DateTime<Utc>) {
+        c.execute(
+            "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, attempts, created_at, updated_at)
+             VALUES (?1, ?2, 'batch.completed', 'https://hooks.example.com/x', '{}', ?3, 2, ?4, ?4)",
+            params![id, company.as_str(), status, crate::time::format(at)],
+        )
+        .unwrap();
+        for attempt in [1, 2] {
+            c.execute(
+                "INSERT INTO webhook_attempts (event_id, attempt, at, outcome) VALUES (?1, ?2, ?3, 'retrying')",
+                params![id, attempt, crate::time::format(at)],
+            )
+            .unwrap();
+        }
+    }
+
+    fn ids(c: &Connection, sql: &str) -> Vec<String> {
+        let mut stmt = c.prepare(sql).unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    }
+
+    #[test]
+    fn ended_deliveries_are_forgotten_in_bounded_batches_and_pending_ones_never() {
+        let c = memory();
+        let co = company(&c);
+        let now = Utc::now();
+        let (old, fresh) = (now - Duration::days(40), now - Duration::days(10));
+        for (id, status, at) in [
+            ("delivered-old", "delivered", old),
+            ("dead-old", "dead", old),
+            ("gone-old", "gone", old),
+            ("retrying-old", "retrying", old),
+            ("pending-old", "pending", old),
+            ("delivered-fresh", "delivered", fresh),
+        ] {
+            event(&c, &co, id, status, at);
+        }
+        let cut = now - Duration::days(30);
+        let rounds: Vec<usize> = (0..3).map(|_| forget_ended(&c, cut, 2).unwrap()).collect();
+        assert_eq!(rounds, [2, 1, 0], "at most the limit per call, until none is due");
+        assert_eq!(
+            ids(&c, "SELECT id FROM webhook_events ORDER BY id"),
+            ["delivered-fresh", "pending-old", "retrying-old"]
+        );
+        assert_eq!(
+            ids(&c, "SELECT DISTINCT event_id FROM webhook_attempts ORDER BY event_id"),
+            ["delivered-fresh", "pending-old", "retrying-old"],
+            "attempts go with their event"
+        );
+    }
+
+    #[test]
+    fn ended_deliveries_are_found_by_their_index() {
+        let c = memory();
+        let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {ENDED}")).unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(params!["2025-01-01T00:00:00.000Z", 500], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(plan, ["SEARCH webhook_events USING INDEX webhook_events_ended (updated_at<?)"]);
+    }
 }

@@ -55,14 +55,22 @@ struct KeyRow {
     response_sealed: Option<Vec<u8>>,
 }
 
-/// Claims `scope`'s key for a request starting `now`, forgetting first every key past its time.
+/// Claims `scope`'s key for a request starting `now`, forgetting first this key if past its time.
+/// The other keys past theirs are the sweeper's ([`forget_expired`]): a request's transaction
+/// deletes one row at most, however many expired since the last claim.
 pub fn claim(tx: &Connection, scope: Scope<'_>, now: DateTime<Utc>) -> Result<Claim, RepoError> {
     let now_ms = now.timestamp_millis();
-    tx.execute(
-        "DELETE FROM idempotency_keys WHERE created_at_ms < ?1
-            OR (fingerprint IS NULL AND created_at_ms < ?2)",
-        params![now_ms - REMEMBERED.num_milliseconds(), now_ms - ABANDONED_AFTER.num_milliseconds()],
-    )?;
+    tx.prepare_cached(
+        "DELETE FROM idempotency_keys WHERE company_id = ?1 AND mode = ?2 AND key = ?3
+            AND (created_at_ms < ?4 OR (fingerprint IS NULL AND created_at_ms < ?5))",
+    )?
+    .execute(params![
+        scope.company.as_str(),
+        scope.mode.as_str(),
+        scope.key,
+        now_ms - REMEMBERED.num_milliseconds(),
+        now_ms - ABANDONED_AFTER.num_milliseconds()
+    ])?;
     let found = tx
         .query_row(
             "SELECT fingerprint, status, content_type, response_sealed FROM idempotency_keys
@@ -122,6 +130,18 @@ pub fn release(tx: &Connection, scope: Scope<'_>) -> Result<(), RepoError> {
         params![scope.company.as_str(), scope.key, scope.mode.as_str()],
     )?;
     Ok(())
+}
+
+/// Forgets up to `limit` keys past their [`REMEMBERED`] time at `now`, oldest first (by
+/// `idempotency_keys_by_age`); how many it forgot. One bounded transaction each call.
+pub fn forget_expired(tx: &Connection, now: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
+    let cut = now.timestamp_millis() - REMEMBERED.num_milliseconds();
+    Ok(tx
+        .prepare_cached(
+            "DELETE FROM idempotency_keys WHERE (company_id, mode, key) IN
+                (SELECT company_id, mode, key FROM idempotency_keys WHERE created_at_ms < ?1 ORDER BY created_at_ms LIMIT ?2)",
+        )?
+        .execute(params![cut, limit])?)
 }
 
 #[cfg(test)]
@@ -210,5 +230,39 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(claims, (Claim::Claimed, Claim::InFlight, Claim::Claimed));
+    }
+
+    #[tokio::test]
+    async fn the_sweeper_forgets_expired_keys_in_bounded_batches_and_a_claim_only_its_own() {
+        let store = TempStore::new("idempotency");
+        let company = CompanyId::generate(Utc::now());
+        let t0 = Utc::now();
+        let (claimed_late, left, rounds, kept) = store
+            .write(move |tx| -> Result<_, RepoError> {
+                let scope = |key| Scope {
+                    company: &company,
+                    mode: Mode::Live,
+                    key,
+                };
+                for key in ["old-1", "old-2", "old-3"] {
+                    claim(tx, scope(key), t0)?;
+                    answer(tx, scope(key), &remembered(b"f"))?;
+                }
+                claim(tx, scope("fresh"), t0 + Duration::hours(20))?;
+                let later = t0 + Duration::hours(25);
+                // A claim at `later` deletes its own expired key, no other.
+                let claimed_late = claim(tx, scope("old-1"), later)?;
+                let left: i64 = tx.query_row("SELECT count(*) FROM idempotency_keys", [], |r| r.get(0))?;
+                let rounds: Vec<usize> = (0..3).map(|_| forget_expired(tx, later, 1)).collect::<Result<_, _>>()?;
+                let mut kept = tx.prepare("SELECT key FROM idempotency_keys ORDER BY key")?;
+                let kept: Vec<String> = kept.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+                Ok((claimed_late, left, rounds, kept))
+            })
+            .await
+            .unwrap();
+        assert_eq!(claimed_late, Claim::Claimed);
+        assert_eq!(left, 4, "the claim left the other expired keys to the sweeper");
+        assert_eq!(rounds, [1, 1, 0], "one per call at most, until none is expired");
+        assert_eq!(kept, ["fresh", "old-1"], "the fresh key and the one claimed again stay");
     }
 }

@@ -428,6 +428,33 @@ END;
 DROP INDEX items_held;
 DROP INDEX items_waiting;
 "#,
+    // Evidence is never destroyed by a setting: the images of a result waiting for a review stay,
+    // whatever the retention. Each image knows whether its result waits (`under_review`), kept in
+    // step with `consultations.review_status` by triggers so no path can forget it, and the
+    // purge's index holds only the images it may take: a sweep never reads a held one, however
+    // many wait. Every table that only grows gets the index its retention deletes by, oldest
+    // first (see `recorder::retention`): webhook events once their delivery ended, portal
+    // sessions by age, the audit log by time.
+    r#"
+ALTER TABLE consultation_images ADD COLUMN under_review INTEGER NOT NULL DEFAULT 0;
+UPDATE consultation_images SET under_review = 1
+    WHERE consultation_id IN (SELECT id FROM consultations WHERE review_status = 'pending');
+DROP INDEX images_to_purge;
+CREATE INDEX images_to_purge ON consultation_images(company_id, created_at) WHERE purged_at IS NULL AND under_review = 0;
+CREATE TRIGGER images_held_at_insert AFTER INSERT ON consultation_images
+WHEN (SELECT review_status FROM consultations WHERE id = NEW.consultation_id) IS 'pending'
+BEGIN
+    UPDATE consultation_images SET under_review = 1 WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER images_follow_their_review AFTER UPDATE OF review_status ON consultations
+WHEN (OLD.review_status IS 'pending') IS NOT (NEW.review_status IS 'pending')
+BEGIN
+    UPDATE consultation_images SET under_review = (NEW.review_status IS 'pending') WHERE consultation_id = NEW.id;
+END;
+CREATE INDEX webhook_events_ended ON webhook_events(updated_at) WHERE status IN ('delivered', 'dead', 'gone');
+CREATE INDEX portal_sessions_by_age ON portal_sessions(created_at);
+CREATE INDEX audit_by_time ON audit_log(at);
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -199,6 +199,18 @@ pub fn list(c: &Connection, member: &MemberId, now: DateTime<Utc>) -> Result<Vec
     Ok(live)
 }
 
+/// Forgets up to `limit` sessions started before `before`, oldest first (by
+/// `portal_sessions_by_age`); how many it forgot. The caller's cut-off is at least [`ABSOLUTE`]
+/// ago, so every session it takes has ended, signed out or not.
+pub fn forget_ended(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
+    Ok(tx
+        .prepare_cached(
+            "DELETE FROM portal_sessions WHERE rowid IN
+                (SELECT rowid FROM portal_sessions WHERE created_at < ?1 ORDER BY created_at LIMIT ?2)",
+        )?
+        .execute(params![crate::time::format(before), limit])?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +266,26 @@ mod tests {
         start(&conn, &m, b"h1", "csrf", false, &Origin::default(), now).unwrap();
         conn.execute("UPDATE members SET disabled_at = 'x'", []).unwrap();
         assert!(find(&conn, b"h1", now).unwrap().is_none());
+    }
+
+    #[test]
+    fn sessions_older_than_the_cut_off_are_forgotten_in_bounded_batches() {
+        let conn = memory();
+        let m = member(&conn);
+        let now = Utc::now();
+        for (hash, age) in [(b"h1", 10), (b"h2", 9), (b"h3", 8), (b"h4", 1)] {
+            start(&conn, &m, hash, "csrf", false, &Origin::default(), now - Duration::days(age)).unwrap();
+        }
+        let cut = now - Duration::days(5);
+        let rounds: Vec<usize> = (0..3).map(|_| forget_ended(&conn, cut, 2).unwrap()).collect();
+        assert_eq!(rounds, [2, 1, 0]);
+        let left: Vec<Vec<u8>> = conn
+            .prepare("SELECT token_hash FROM portal_sessions")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, [b"h4".to_vec()], "the recent session stays");
     }
 }

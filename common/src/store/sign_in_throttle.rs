@@ -93,6 +93,45 @@ pub fn succeeded(tx: &Connection, scope: Scope<'_>) -> Result<(), RepoError> {
     Ok(())
 }
 
+/// Forgets up to `limit` scopes whose failures are past [`MEMORY`] and no longer locked; how
+/// many it forgot. Without it the failures of every e-mail ever tried would stay.
+pub fn forget_expired(tx: &Connection, now: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
+    let now_text = crate::time::format(now);
+    Ok(tx
+        .prepare_cached(
+            "DELETE FROM sign_in_failures WHERE rowid IN (SELECT rowid FROM sign_in_failures
+                WHERE last_failure_at < ?1 AND (locked_until IS NULL OR locked_until < ?2) LIMIT ?3)",
+        )?
+        .execute(params![crate::time::format(now - MEMORY), now_text, limit])?)
+}
+
+#[cfg(test)]
+mod forget_tests {
+    use super::*;
+    use crate::store::test_support::memory;
+
+    #[test]
+    fn forgotten_once_past_memory_and_unlocked_in_bounded_batches() {
+        let conn = memory();
+        let now = Utc::now();
+        for n in 0..3 {
+            failed(&conn, Scope::Address(format!("192.0.2.{n}").parse().unwrap()), now - MEMORY * 2).unwrap();
+        }
+        let recent = Email::parse("recent@example.fr").unwrap();
+        failed(&conn, Scope::Account(&recent), now - Duration::minutes(5)).unwrap();
+        let rounds: Vec<usize> = (0..3).map(|_| forget_expired(&conn, now, 2).unwrap()).collect();
+        assert_eq!(rounds, [2, 1, 0]);
+        let left: Vec<String> = conn
+            .prepare("SELECT scope FROM sign_in_failures")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, [Scope::Account(&recent).key()], "the recent failure is remembered");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

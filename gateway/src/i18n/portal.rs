@@ -122,7 +122,11 @@ words! {
     ai_enabled: "Utiliser l’IA pour l’analyse des documents administratifs", "Use AI to analyse administrative documents";
     ai_hint: "Désactivée, les documents administratifs ne peuvent plus être déposés.", "When off, administrative documents can no longer be deposited.";
     retention_days: "Durée de conservation des images (jours)", "Image retention (days)";
-    retention_hint: "De 0 à 3650 jours.", "From 0 to 3650 days.";
+    retention_hint: "De 0 à 3650 jours, comptés depuis l’enregistrement du résultat.", "From 0 to 3650 days, counted from when the result was recorded.";
+    retention_held: "Les images d’un résultat en attente de relecture sont conservées jusqu’à la décision, quelle que soit la durée ; à 0, elles sont supprimées dès que le résultat est réglé.", "The images of a result waiting for review are kept until it is settled, whatever the retention; at 0 they are deleted as soon as the result is settled.";
+    confirm_retention_title: "Réduire la durée de conservation", "Lower the image retention";
+    confirm_retention: "Confirmer et supprimer", "Confirm and delete";
+    back_to_settings: "Revenir aux paramètres", "Back to the settings";
     two_factor_for_all: "Exiger la double authentification de chaque membre", "Require two-factor authentication of every member";
     settings_saved: "Paramètres enregistrés.", "Settings saved.";
     invalid_retention: "La durée de conservation doit être un nombre de jours entre 0 et 3650.", "Retention must be a number of days between 0 and 3650.";
@@ -356,6 +360,18 @@ impl Lang {
             Lang::Fr => &FR,
             Lang::En => &EN,
         }
+    }
+}
+
+/// What lowering the retention from `from` to `to` days deletes now: `images` images.
+pub fn retention_impact(lang: Lang, from: u32, to: u32, images: u64) -> String {
+    match (lang, images) {
+        (Lang::Fr, 0) => format!("Passer la conservation de {from} à {to} jours ne supprime aucune image maintenant."),
+        (Lang::Fr, 1) => format!("Passer la conservation de {from} à {to} jours supprime 1 image maintenant."),
+        (Lang::Fr, n) => format!("Passer la conservation de {from} à {to} jours supprime {n} images maintenant."),
+        (Lang::En, 0) => format!("Lowering the retention from {from} to {to} days deletes no image now."),
+        (Lang::En, 1) => format!("Lowering the retention from {from} to {to} days deletes 1 image now."),
+        (Lang::En, n) => format!("Lowering the retention from {from} to {to} days deletes {n} images now."),
     }
 }
 

@@ -55,6 +55,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/team/members/{id}/role", post(team::change_role))
         .route("/portal/team/members/{id}/disable", post(team::disable))
         .route("/portal/settings", get(settings::page).post(settings::save))
+        .route("/portal/settings/confirm", get(settings::confirm_page))
         .route("/portal/audit", get(audit_log::page))
         .route("/portal/audit.csv", get(audit_log::export))
         .route("/portal/usage", get(usage::page))

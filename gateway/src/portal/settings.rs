@@ -1,5 +1,10 @@
 //! Company settings (PORTAL.md page 9): AI use, image retention and the two-factor requirement,
 //! through the same store operations as `sceau admin company set`; the API obeys them at once.
+//! A lower retention is saved only once confirmed ([`confirm`]): it deletes images.
+
+mod confirm;
+
+pub use confirm::page as confirm_page;
 
 use super::error::{PortalError, PortalResult};
 use super::form::Form;
@@ -40,7 +45,7 @@ fn render(signed: &Signed, notice: Option<Notice<'_>>, retention: &str) -> Respo
             p.hint #ai-hint { (t.ai_hint) }
             label for="retentionDays" { (t.retention_days) }
             input #retentionDays type="number" name="retentionDays" min="0" max="3650" value=(retention) required aria-describedby="retention-hint";
-            p.hint #retention-hint { (t.retention_hint) }
+            p.hint #retention-hint { (t.retention_hint) " " (t.retention_held) }
             p.check {
                 input #twoFactorRequired type="checkbox" name="twoFactorRequired" value="on" checked[c.two_factor_required];
                 label for="twoFactorRequired" { (t.two_factor_for_all) }
@@ -58,6 +63,8 @@ pub struct SettingsForm {
     ai_enabled: Option<String>,
     retention_days: String,
     two_factor_required: Option<String>,
+    /// Sent by the confirmation page: the member saw what a lower retention deletes.
+    confirmed: Option<String>,
 }
 
 /// `POST /portal/settings`.
@@ -74,6 +81,10 @@ pub async fn save(State(state): State<AppState>, signed: Signed, Form(form): For
     };
     let ai = form.ai_enabled.is_some();
     let two_factor = form.two_factor_required.is_some();
+    if retention < signed.company.retention_days && form.confirmed.is_none() {
+        let proposed = confirm::Proposed::new(ai, retention, two_factor);
+        return Ok(Redirect::to(&proposed.url()).into_response());
+    }
     let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
     let target = format!("ai={ai}; retentionDays={retention}; twoFactorRequired={two_factor}");
     state
