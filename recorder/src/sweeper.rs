@@ -5,7 +5,7 @@
 
 use common::blobs::BlobStore;
 use common::domain::JourneySide;
-use common::store::{batches, consultations, verifications, RepoError, Store};
+use common::store::{batches, consultations, sign_in_throttle, verifications, RepoError, Store};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +21,9 @@ pub async fn run(store: Store, blobs: BlobStore, every: Duration, shutdown: Canc
         }
         if let Err(e) = purge_images(&store, &blobs).await {
             tracing::error!(error = %e, "cannot purge images");
+        }
+        if let Err(e) = purge_sign_in_failures(&store).await {
+            tracing::error!(error = %e, "cannot purge sign-in failures");
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -95,4 +98,12 @@ pub async fn purge_images(store: &Store, blobs: &BlobStore) -> Result<usize, Swe
             .await?;
     }
     Ok(count)
+}
+
+/// Sign-in failures older than the throttle remembers are deleted, a batch at a time.
+pub async fn purge_sign_in_failures(store: &Store) -> Result<usize, SweepError> {
+    let purged = store
+        .write(|tx| sign_in_throttle::purge_forgotten(tx, chrono::Utc::now(), BATCH))
+        .await?;
+    Ok(purged)
 }

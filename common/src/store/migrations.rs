@@ -428,6 +428,10 @@ END;
 DROP INDEX items_held;
 DROP INDEX items_waiting;
 "#,
+    // The sweeper purges the sign-in failures forgotten (older than an hour) by this.
+    r#"
+CREATE INDEX sign_in_failures_forgotten ON sign_in_failures(last_failure_at);
+"#,
 ];
 
 /// Brings the schema up to date.
