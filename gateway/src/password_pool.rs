@@ -15,6 +15,8 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 pub const SLOT_WAIT: Duration = Duration::from_secs(2);
 /// Most threads, whatever the core count: each check holds 19 MiB while it runs.
 pub const MOST_THREADS: usize = 8;
+/// The nice value of the pool's threads (0 is the gateway's own, 19 the lowest).
+const HASHING_NICENESS: i32 = 10;
 /// What a refused request is told to wait (`Retry-After`, in seconds).
 pub const RETRY_AFTER_SECS: u64 = 5;
 
@@ -85,6 +87,12 @@ impl PasswordPool {
 
 /// A pool thread: runs jobs until the pool is dropped.
 fn work(queue: &Mutex<mpsc::Receiver<Job>>) {
+    // Hashing yields the processor to the rest of the gateway: when a flood keeps every slot busy,
+    // the requests of other users still get the cores first. On Linux the nice value is the
+    // thread's own, so this lowers only the pool's threads; failing to, they run as they are.
+    if let Err(e) = rustix::process::setpriority_process(None, HASHING_NICENESS) {
+        tracing::warn!(error = %e, "cannot lower the priority of a password hashing thread");
+    }
     loop {
         let job = match queue.lock() {
             Ok(queue) => queue.recv(),
