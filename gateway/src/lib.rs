@@ -17,6 +17,7 @@ pub mod metrics_listener;
 pub mod middleware;
 pub mod openapi;
 pub mod ops;
+pub mod password_pool;
 pub mod portal;
 pub mod rate_limit;
 pub mod request_id;

@@ -29,6 +29,8 @@ pub struct AppState {
     pub trusted_proxies: Arc<TrustedProxies>,
     /// Poked after a write that added outbox rows, so jobs leave at once.
     pub outbox_wake: Arc<Notify>,
+    /// Where every argon2 hash and check of a portal password runs (see `password_pool`).
+    pub passwords: Arc<crate::password_pool::PasswordPool>,
     /// Children that parse PDFs for the page count at the edge (see `inspect`).
     pub sandbox: common::sandbox::Sandbox,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.

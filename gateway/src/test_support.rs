@@ -67,6 +67,7 @@ pub async fn spawn_app() -> TestApp {
         edge_limits: Arc::new(EdgeLimits::new(crate::rate_limit::KEY_FAILURES_PER_MINUTE)),
         trusted_proxies: Arc::new(TrustedProxies::new(Vec::new())),
         outbox_wake: Arc::new(tokio::sync::Notify::new()),
+        passwords: Arc::new(crate::password_pool::PasswordPool::for_this_machine().expect("password hashing threads")),
         sandbox: Sandbox::new(
             SandboxCommand {
                 program: "/nonexistent/sceau".into(),

@@ -4,6 +4,7 @@ use crate::backends::Backends;
 use common::config::Config;
 use common::sandbox::{Sandbox, SandboxCommand, PAGE_COUNT_ADDRESS_SPACE_MB};
 use gateway::client_addr::TrustedProxies;
+use gateway::password_pool::PasswordPool;
 use gateway::rate_limit::{EdgeLimits, RateLimiter};
 use gateway::state::AppState;
 use std::net::SocketAddr;
@@ -64,6 +65,9 @@ pub async fn start(
         edge_limits: Arc::new(EdgeLimits::new(config.key_failures_per_minute)),
         trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
+        passwords: Arc::new(
+            PasswordPool::for_this_machine().map_err(|e| anyhow::anyhow!("cannot start the password hashing threads: {e}"))?,
+        ),
         sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,

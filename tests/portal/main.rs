@@ -10,6 +10,7 @@ mod keys_batches;
 mod results;
 mod roles;
 mod team;
+mod throttle;
 mod workflows;
 
 use ring::hmac;

@@ -455,6 +455,10 @@ CREATE INDEX webhook_events_ended ON webhook_events(updated_at) WHERE status IN 
 CREATE INDEX portal_sessions_by_age ON portal_sessions(created_at);
 CREATE INDEX audit_by_time ON audit_log(at);
 "#,
+    // The retention forgets the sign-in failures past their hour by this (`forget_expired`).
+    r#"
+CREATE INDEX sign_in_failures_forgotten ON sign_in_failures(last_failure_at);
+"#,
 ];
 
 /// Brings the schema up to date.

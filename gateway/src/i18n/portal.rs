@@ -36,6 +36,8 @@ words! {
     password_rule: "Au moins 12 caractères.", "At least 12 characters.";
     wrong_credentials: "Adresse e-mail ou mot de passe incorrect.", "Wrong e-mail address or password.";
     locked: "Trop de tentatives : réessayez dans quelques minutes.", "Too many attempts: try again in a few minutes.";
+    busy_title: "Service très sollicité", "Service busy";
+    busy: "Trop de connexions en même temps : réessayez dans quelques secondes.", "Too many sign-ins at once: try again in a few seconds.";
     second_factor_title: "Code de vérification", "Verification code";
     second_factor_text: "Saisissez le code à 6 chiffres de votre application d’authentification, ou un code de secours.", "Enter the 6-digit code from your authenticator app, or a recovery code.";
     code: "Code", "Code";

@@ -1,12 +1,14 @@
 //! The member's own account: password change (their other sessions end), active sessions with
 //! revoke, two-factor enrolment (TOTP with QR code and recovery codes shown once) and removal,
-//! and the portal's language.
+//! and the portal's language. The current password both changes ask for is checked under the
+//! sign-in throttle (see `password_check`).
 
 use super::cookies::Cookie;
 use super::error::{PortalError, PortalResult};
 use super::form::Form;
 use super::invitation::password_problem;
 use super::layout::{self, Notice};
+use super::password_check::{self, Checked};
 use super::signed::Signed;
 use crate::i18n::labels;
 use crate::state::AppState;
@@ -14,11 +16,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
-use common::crypto::password::{self, Password};
+use common::crypto::password::Password;
 use common::crypto::{recovery_codes, totp};
 use common::ids::PortalSessionId;
 use common::membership;
-use common::store::{audit, members, portal_sessions, RepoError};
+use common::store::{audit, members, portal_sessions, sign_in_throttle, RepoError};
 use common::team::AuditAction;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
@@ -128,52 +130,24 @@ pub struct ChangePassword {
     password_confirm: String,
 }
 
-/// Whether `candidate` is the member's current password (argon2 off the async threads).
-async fn is_current_password(state: &AppState, signed: &Signed, candidate: String) -> PortalResult<bool> {
-    let id = signed.member().id.clone();
-    let credentials = state.store.read(move |c| members::credentials_of(c, &id)).await?;
-    tokio::task::spawn_blocking(move || credentials.password_hash.is_some_and(|h| password::verify(&h, &candidate)))
-        .await
-        .map_err(|e| PortalError::Internal(e.to_string()))
-}
-
-/// `POST /portal/account/password`.
+/// `POST /portal/account/password`: the new password's rules first, so that a typo in it costs
+/// no attempt; then the current password, under the account's throttle.
 pub async fn change_password(State(state): State<AppState>, signed: Signed, Form(form): Form<ChangePassword>) -> PortalResult<Response> {
     signed.check_csrf(&form.csrf)?;
     let (lang, t) = (signed.lang, signed.lang.portal());
-    if !is_current_password(&state, &signed, form.current_password).await? {
-        return render(
-            &state,
-            &signed,
-            Some(Notice::Error(t.wrong_password)),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
-    }
+    let refuse = |notice, status| render(&state, &signed, Some(Notice::Error(notice)), status);
     let chosen = match Password::parse(&form.password) {
         Ok(p) => p,
-        Err(e) => {
-            return render(
-                &state,
-                &signed,
-                Some(Notice::Error(password_problem(&e, lang))),
-                StatusCode::UNPROCESSABLE_ENTITY,
-            )
-            .await
-        }
+        Err(e) => return refuse(password_problem(&e, lang), StatusCode::UNPROCESSABLE_ENTITY).await,
     };
     if form.password != form.password_confirm {
-        return render(
-            &state,
-            &signed,
-            Some(Notice::Error(t.passwords_differ)),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
+        return refuse(t.passwords_differ, StatusCode::UNPROCESSABLE_ENTITY).await;
     }
-    let hash = tokio::task::spawn_blocking(move || password::hash(&chosen))
-        .await
-        .map_err(|e| PortalError::Internal(e.to_string()))?;
+    let (hash, admitted) = match password_check::check_then_hash(&state, signed.member(), form.current_password, chosen).await? {
+        Checked::Right { value, admitted } => (value, admitted),
+        Checked::Wrong => return refuse(t.wrong_password, StatusCode::UNPROCESSABLE_ENTITY).await,
+        Checked::Locked(until) => return Ok(password_check::locked(refuse(t.locked, StatusCode::OK).await?, until)),
+    };
     let (id, company, keep, acting, now) = (
         signed.member().id.clone(),
         signed.company.id.clone(),
@@ -184,6 +158,7 @@ pub async fn change_password(State(state): State<AppState>, signed: Signed, Form
     state
         .store
         .write(move |tx| {
+            sign_in_throttle::undo(tx, &admitted)?;
             members::set_password(tx, &id, &hash)?;
             portal_sessions::end_others(tx, &id, &keep, now)?;
             audit::record(tx, &company, &acting.entry(AuditAction::PasswordChanged, id.as_str(), now))
@@ -344,15 +319,12 @@ pub async fn disable(State(state): State<AppState>, signed: Signed, Form(form): 
     if signed.company.two_factor_required {
         return Err(PortalError::Forbidden);
     }
-    if !is_current_password(&state, &signed, form.current_password).await? {
-        return render(
-            &state,
-            &signed,
-            Some(Notice::Error(t.wrong_password)),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        )
-        .await;
-    }
+    let refuse = |notice, status| render(&state, &signed, Some(Notice::Error(notice)), status);
+    let admitted = match password_check::check(&state, signed.member(), form.current_password).await? {
+        Checked::Right { admitted, .. } => admitted,
+        Checked::Wrong => return refuse(t.wrong_password, StatusCode::UNPROCESSABLE_ENTITY).await,
+        Checked::Locked(until) => return Ok(password_check::locked(refuse(t.locked, StatusCode::OK).await?, until)),
+    };
     let (id, company, acting, now) = (
         signed.member().id.clone(),
         signed.company.id.clone(),
@@ -362,6 +334,7 @@ pub async fn disable(State(state): State<AppState>, signed: Signed, Form(form): 
     state
         .store
         .write(move |tx| {
+            sign_in_throttle::undo(tx, &admitted)?;
             members::disable_two_factor(tx, &id)?;
             audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorDisabled, id.as_str(), now))?;
             Ok::<_, RepoError>(())

@@ -4,6 +4,7 @@
 
 use super::lang::portal_lang;
 use super::layout;
+use crate::password_pool::{HashError, RETRY_AFTER_SECS};
 use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -23,11 +24,22 @@ pub enum PortalError {
     NotFound,
     /// A form without its CSRF token, or sent from another site.
     BadForm,
+    /// Every password hashing slot stayed taken: come back later (503 with `Retry-After`).
+    Busy,
     /// Something broke on our side; logged with the request id.
     Internal(String),
 }
 
 pub type PortalResult<T> = Result<T, PortalError>;
+
+impl From<HashError> for PortalError {
+    fn from(e: HashError) -> Self {
+        match e {
+            HashError::Busy => PortalError::Busy,
+            HashError::Stopped => PortalError::Internal(e.to_string()),
+        }
+    }
+}
 
 impl From<RepoError> for PortalError {
     fn from(e: RepoError) -> Self {
@@ -51,12 +63,18 @@ impl IntoResponse for PortalError {
             PortalError::Forbidden => StatusCode::FORBIDDEN,
             PortalError::NotFound => StatusCode::NOT_FOUND,
             PortalError::BadForm => StatusCode::FORBIDDEN,
+            PortalError::Busy => StatusCode::SERVICE_UNAVAILABLE,
             PortalError::Internal(detail) => {
                 tracing::error!(error = %detail, "portal request failed");
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         };
         let mut response = status.into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+        }
         response
             .extensions_mut()
             .insert(ErrorPage(if bad_form { StatusCode::UNPROCESSABLE_ENTITY } else { status }));
@@ -76,6 +94,7 @@ pub async fn render_error_pages(State(state): State<AppState>, req: Request, nex
         StatusCode::FORBIDDEN => (t.forbidden_title, t.forbidden_text),
         StatusCode::NOT_FOUND => (t.not_found_title, t.not_found_text),
         StatusCode::UNPROCESSABLE_ENTITY => (t.error_title, t.expired_form),
+        StatusCode::SERVICE_UNAVAILABLE => (t.busy_title, t.busy),
         _ => (t.error_title, t.error_text),
     };
     let status = if kind == StatusCode::UNPROCESSABLE_ENTITY {
@@ -85,6 +104,9 @@ pub async fn render_error_pages(State(state): State<AppState>, req: Request, nex
     };
     let mut page = layout::bare(lang, title, layout::message(title, text, Some(("/portal/", t.nav_dashboard))));
     *page.status_mut() = status;
+    if let Some(wait) = response.headers().get(header::RETRY_AFTER) {
+        page.headers_mut().insert(header::RETRY_AFTER, wait.clone());
+    }
     page.headers_mut()
         .insert(header::VARY, HeaderValue::from_static("Accept-Language, Cookie"));
     page

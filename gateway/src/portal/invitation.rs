@@ -13,7 +13,7 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use common::crypto::password::{self, Password, PasswordError};
+use common::crypto::password::{Password, PasswordError};
 use common::crypto::session_token::Token;
 use common::store::members::Member;
 use common::store::{audit, invitations, RepoError};
@@ -123,9 +123,7 @@ pub async fn accept(
     if input.password != input.password_confirm {
         return Ok(refuse(lang.portal().passwords_differ));
     }
-    let hash = tokio::task::spawn_blocking(move || password::hash(&chosen))
-        .await
-        .map_err(|e| PortalError::Internal(e.to_string()))?;
+    let hash = state.passwords.slot().await?.hash(chosen).await?;
     let token = Token::parse(&token).ok_or(PortalError::NotFound)?.hash();
     let now = chrono::Utc::now();
     let acting = audit::Acting {
@@ -148,7 +146,7 @@ pub async fn accept(
         })
         .await;
     match joined {
-        Ok(joined) => open_session(&state, &headers, &client, &joined, false, None).await,
+        Ok(joined) => open_session(&state, &headers, &client, &joined, false, None, None).await,
         Err(RepoError::NotFound) => Ok(invalid(lang)),
         Err(e) => Err(e.into()),
     }

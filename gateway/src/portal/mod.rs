@@ -18,6 +18,7 @@ mod guard;
 mod invitation;
 mod lang;
 mod layout;
+mod password_check;
 mod settings;
 mod sign_in;
 mod signed;

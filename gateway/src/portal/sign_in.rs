@@ -1,6 +1,7 @@
 //! Signing in and out (PORTAL.md, Security): e-mail and password, then a TOTP or recovery code
 //! when the member enrolled one; the same answer for an unknown e-mail and a wrong password;
-//! failures throttled per account and per address; a new session id at each step.
+//! attempts throttled per account and per address (counted before they are checked, see
+//! `sign_in_throttle`), passwords checked on the password pool; a new session id at each step.
 
 use super::cookies::Cookie;
 use super::error::{PortalError, PortalResult};
@@ -8,20 +9,22 @@ use super::form::Form;
 use super::guard;
 use super::lang::portal_lang;
 use super::layout::{self, Notice};
+use super::password_check;
 use super::signed::{session_of, Signed};
 use crate::client_addr::ClientAddr;
 use crate::i18n::Lang;
+use crate::password_pool::HashError;
 use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use common::crypto::session_token::Token;
-use common::crypto::{password, recovery_codes, totp};
+use common::crypto::{recovery_codes, totp};
 use common::membership;
 use common::store::members::{self, Credentials, Member, MemberState};
 use common::store::portal_sessions::{self, Origin};
-use common::store::sign_in_throttle::{self, Scope};
+use common::store::sign_in_throttle::{self, Admitted, Attempt, Scope};
 use common::store::{audit, RepoError};
 use common::team::{AuditAction, Email};
 use maud::html;
@@ -93,7 +96,9 @@ pub struct SignIn {
     password: String,
 }
 
-/// `POST /portal/login`.
+/// `POST /portal/login`. A locked scope is refused at once; otherwise the request takes a hashing
+/// slot, then counts its attempt (account and address) in one write before the password is
+/// checked, so concurrent guesses get no more checks than the thresholds allow.
 pub async fn submit(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -103,60 +108,68 @@ pub async fn submit(
     check_form_token(&state, &headers, &form.form_token)?;
     let lang = portal_lang(&state, &headers);
     let t = lang.portal();
-    let wrong = |state: &AppState, notice| form_page(state, &headers, lang, Some(Notice::Error(notice)), StatusCode::UNAUTHORIZED);
+    let refuse = |state: &AppState, notice| form_page(state, &headers, lang, Some(Notice::Error(notice)), StatusCode::UNAUTHORIZED);
     let Ok(email) = Email::parse(&form.email) else {
-        return Ok(wrong(&state, t.wrong_credentials));
+        return Ok(refuse(&state, t.wrong_credentials));
     };
-    let now = chrono::Utc::now();
-    let (e, ip) = (email.clone(), client.0);
-    let (locked, credentials) = state
+    let address = client.limit_key();
+    let (e, a) = (email.clone(), address.clone());
+    let locked = state
         .store
-        .read(move |c| {
-            let mut scopes = vec![Scope::Account(&e)];
-            scopes.extend(ip.map(Scope::Address));
-            Ok::<_, RepoError>((sign_in_throttle::locked_until(c, &scopes, now)?, members::credentials(c, &e)?))
+        .read(move |c| sign_in_throttle::locked_until(c, &scopes(&e, a.as_deref()), chrono::Utc::now()))
+        .await?;
+    if let Some(until) = locked {
+        return Ok(password_check::locked(refuse(&state, t.locked), until));
+    }
+    let slot = match state.passwords.slot().await {
+        Ok(slot) => slot,
+        Err(HashError::Busy) => return Ok(password_check::busy(refuse(&state, t.busy))),
+        Err(e) => return Err(e.into()),
+    };
+    let e = email.clone();
+    let (attempt, credentials) = state
+        .store
+        .write(move |tx| {
+            let attempt = sign_in_throttle::attempt(tx, &scopes(&e, address.as_deref()), chrono::Utc::now())?;
+            let credentials = match attempt {
+                Attempt::Admitted(_) => members::credentials(tx, &e)?,
+                Attempt::Locked(_) => None,
+            };
+            Ok::<_, RepoError>((attempt, credentials))
         })
         .await?;
-    if locked.is_some() {
-        return Ok(layout::with_status(wrong(&state, t.locked), StatusCode::TOO_MANY_REQUESTS));
-    }
-    let Some(member) = check_password(credentials, form.password).await? else {
-        let (e, ip) = (email.clone(), client.0);
-        state
-            .store
-            .write(move |tx| {
-                sign_in_throttle::failed(tx, Scope::Account(&e), now)?;
-                ip.map(|ip| sign_in_throttle::failed(tx, Scope::Address(ip), now)).transpose()?;
-                Ok::<_, RepoError>(())
-            })
-            .await?;
-        return Ok(wrong(&state, t.wrong_credentials));
+    let admitted = match attempt {
+        Attempt::Admitted(admitted) => admitted,
+        Attempt::Locked(until) => return Ok(password_check::locked(refuse(&state, t.locked), until)),
     };
-    let second_factor_due = member.two_factor;
-    let response = open_session(&state, &headers, &client, &member, second_factor_due, None).await?;
-    Ok(response)
-}
-
-/// The member if `password` is theirs and they may sign in; an unknown e-mail costs the same
-/// time as a wrong password. Argon2 runs off the async threads.
-async fn check_password(credentials: Option<Credentials>, password: String) -> PortalResult<Option<Member>> {
-    tokio::task::spawn_blocking(move || match credentials {
+    // An unknown e-mail, or a member who may not sign in, costs the same check against nothing.
+    let (member, stored) = match credentials {
         Some(Credentials {
             member,
             password_hash: Some(hash),
             ..
-        }) if member.state == MemberState::Active => password::verify(&hash, &password).then_some(member),
-        _ => {
-            password::verify_against_nothing(&password);
-            None
-        }
-    })
-    .await
-    .map_err(|e| PortalError::Internal(e.to_string()))
+        }) if member.state == MemberState::Active => (Some(member), Some(hash)),
+        _ => (None, None),
+    };
+    let right = slot.verify(stored, form.password).await?;
+    let Some(member) = member.filter(|_| right) else {
+        return Ok(refuse(&state, t.wrong_credentials));
+    };
+    let second_factor_due = member.two_factor;
+    open_session(&state, &headers, &client, &member, second_factor_due, None, Some(admitted)).await
+}
+
+/// What a password attempt counts against: the account, and the client's address when known.
+fn scopes<'a>(email: &'a Email, address: Option<&'a str>) -> Vec<Scope<'a>> {
+    let mut scopes = vec![Scope::Account(email)];
+    scopes.extend(address.map(Scope::Address));
+    scopes
 }
 
 /// Starts a session for `member` (replacing `previous`, the password step's), sets its cookie and
 /// the member's language, and leads on: to the code when `second_factor_due`, else the dashboard.
+/// The attempt `admitted` for the step just passed is undone; once no step is due, the account's
+/// failures are forgotten.
 pub async fn open_session(
     state: &AppState,
     headers: &HeaderMap,
@@ -164,6 +177,7 @@ pub async fn open_session(
     member: &Member,
     second_factor_due: bool,
     previous: Option<[u8; 32]>,
+    admitted: Option<Admitted>,
 ) -> PortalResult<Response> {
     let token = Token::generate();
     let csrf = Token::generate();
@@ -187,6 +201,9 @@ pub async fn open_session(
                 portal_sessions::end(tx, &previous, now)?;
             }
             portal_sessions::start(tx, &m, &hash, csrf.as_str(), second_factor_due, &origin, now)?;
+            if let Some(admitted) = &admitted {
+                sign_in_throttle::undo(tx, admitted)?;
+            }
             if !second_factor_due {
                 sign_in_throttle::succeeded(tx, Scope::Account(&m.email))?;
                 audit::record(tx, &m.company_id, &acting.entry(AuditAction::SignedIn, m.id.as_str(), now))?;
@@ -259,12 +276,15 @@ pub async fn code_submit(
     let now = chrono::Utc::now();
     let (id, email, keys) = (member.id.clone(), member.email.clone(), state.keys.clone());
     let code = form.code;
-    let accepted = state
+    // The attempt is counted and the lock checked in the same transaction as the code: one
+    // decision, however many codes arrive at once.
+    let checked = state
         .store
         .write(move |tx| {
-            if sign_in_throttle::locked_until(tx, &[Scope::Account(&email)], now)?.is_some() {
-                return Ok::<_, RepoError>(None);
-            }
+            let admitted = match sign_in_throttle::attempt(tx, &[Scope::Account(&email)], now)? {
+                Attempt::Admitted(admitted) => admitted,
+                Attempt::Locked(until) => return Ok::<_, RepoError>(Err(until)),
+            };
             let credentials = members::credentials_of(tx, &id)?;
             let secret = credentials
                 .totp_secret_sealed
@@ -275,21 +295,18 @@ pub async fn code_submit(
                 None => false,
             };
             let ok = by_totp || members::use_recovery_code(tx, &id, &recovery_codes::hash(&code))?;
-            if !ok {
-                sign_in_throttle::failed(tx, Scope::Account(&email), now)?;
-            }
-            Ok(Some(ok))
+            Ok(Ok(ok.then_some(admitted)))
         })
         .await?;
-    match accepted {
-        Some(true) => open_session(&state, &parts.headers, &client, &member, false, Some(hash)).await,
-        Some(false) => Ok(layout::with_status(
+    match checked {
+        Ok(Some(admitted)) => open_session(&state, &parts.headers, &client, &member, false, Some(hash), Some(admitted)).await,
+        Ok(None) => Ok(layout::with_status(
             code_form(lang, &session.csrf_token, Some(Notice::Error(t.wrong_code))),
             StatusCode::UNAUTHORIZED,
         )),
-        None => Ok(layout::with_status(
+        Err(until) => Ok(password_check::locked(
             code_form(lang, &session.csrf_token, Some(Notice::Error(t.locked))),
-            StatusCode::TOO_MANY_REQUESTS,
+            until,
         )),
     }
 }
