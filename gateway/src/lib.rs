@@ -5,6 +5,7 @@ pub mod auth;
 pub mod authenticity;
 pub mod certificate;
 pub mod client_addr;
+pub mod edge_turns;
 pub mod error;
 pub mod html;
 pub mod i18n;

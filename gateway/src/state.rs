@@ -29,6 +29,8 @@ pub struct AppState {
     pub outbox_wake: Arc<Notify>,
     /// Children that parse PDFs for the page count at the edge (see `inspect`).
     pub sandbox: common::sandbox::Sandbox,
+    /// Each sender's one turn at those children.
+    pub edge_turns: Arc<crate::edge_turns::EdgeTurns>,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.
     pub mailer: Option<common::mail::Mailer>,
     /// The analysis engine's capabilities on this machine, for `/readyz`.

@@ -63,7 +63,11 @@ pub async fn start(
         edge_limits: Arc::new(EdgeLimits::new(config.key_failures_per_minute)),
         trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
-        sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
+        sandbox: Sandbox::new(
+            SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?.with_cpu_deadline(gateway::inspect::BACKSTOP),
+            EDGE_PARSERS,
+        ),
+        edge_turns: Default::default(),
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,
     };
