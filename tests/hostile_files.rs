@@ -39,16 +39,18 @@ async fn pdf_bombs_are_refused_at_the_edge_and_the_service_lives_on() {
     let co = svc.company();
     let batch = svc.open_batch(&co.key, None).await;
 
-    // The pre-scan refuses these before any parser sees them…
-    for bomb in [bombs::pdf_bomb_20k(), bombs::pdf_bomb_small(), bombs::pdf_bomb_escaped_name()] {
+    // The pre-scan refuses these before any parser sees them, decode parameters or not.
+    for bomb in [
+        bombs::pdf_bomb_20k(),
+        bombs::pdf_bomb_small(),
+        bombs::pdf_bomb_escaped_name(),
+        bombs::pdf_bomb_past_prescan(),
+        bombs::pdf_slow_page_count_plain(),
+    ] {
         let (status, body) = deposit_pdf(&svc, &co.key, &batch, &bomb).await;
         assert_eq!((status, body["error"].as_str()), (400, Some("invalid_document")), "{body}");
         assert!(body["message"].as_str().unwrap_or_default().contains("object stream"), "{body}");
     }
-    // …and this one, which it lets through, dies in a sandbox child at its memory limit.
-    let (status, body) = deposit_pdf(&svc, &co.key, &batch, &bombs::pdf_bomb_past_prescan()).await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_document")), "{body}");
-    assert!(body["message"].as_str().unwrap_or_default().contains("too complex"), "{body}");
 
     // The same file through an administrative journey link, which needs no API key.
     let workflow = journey::workflow(&svc, &co, "administratif", None);
@@ -118,4 +120,163 @@ async fn an_analysis_past_its_deadline_is_stopped_once_and_the_worker_lives_on()
         .await;
     assert_eq!(done["counts"]["succeeded"], 1, "{done}");
     assert_alive_and_bounded(&svc, 600);
+}
+
+/// Every one of `futures`, run at once on this task; their outputs in order.
+async fn all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+/// A deposit and how long its answer took.
+struct Timed {
+    status: u16,
+    body: Value,
+    retry_after: Option<String>,
+    took: Duration,
+}
+
+async fn timed_deposit(svc: &Service, key: &str, batch: &str, pdf: &[u8]) -> Timed {
+    let started = std::time::Instant::now();
+    let response = svc
+        .http
+        .post(svc.url(&format!("/api/v1/batches/{batch}/documents")))
+        .bearer_auth(key)
+        .json(&json!({ "documentCategory": "administratif", "document": support::b64(pdf) }))
+        .send()
+        .await
+        .expect("POST a deposit");
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = response.json().await.unwrap_or(Value::Null);
+    Timed {
+        status,
+        body,
+        retry_after,
+        took: started.elapsed(),
+    }
+}
+
+/// A slow PDF is refused as the bombs are (400), or, when it waited too long for its sender's
+/// turn or a child, 503 with Retry-After; never anything else.
+fn assert_refused_cleanly(answer: &Timed) {
+    match answer.status {
+        400 => assert_eq!(answer.body["error"], "invalid_document", "{}", answer.body),
+        503 => {
+            assert_eq!(answer.body["error"], "service_unavailable", "{}", answer.body);
+            assert!(answer.retry_after.is_some(), "a 503 says when to retry: {}", answer.body);
+        }
+        other => panic!("the slow PDF was answered {other}: {}", answer.body),
+    }
+}
+
+/// The slow file of the second audit, five times at once from one company, held the edge's
+/// four children 7 to 10 s each while another company's deposit waited 12.4 s. Now the pre-scan
+/// refuses it in milliseconds, and a company holds one child at most: the other company is
+/// answered at once.
+#[tokio::test]
+async fn a_slow_pdf_costs_its_sender_not_another_company() {
+    let svc = Service::start(&[]).await;
+    let (slow, other) = (svc.company(), svc.company());
+    let (slow_batch, other_batch) = (svc.open_batch(&slow.key, None).await, svc.open_batch(&other.key, None).await);
+    let bomb = bombs::pdf_slow_page_count();
+    let burst = all((0..5).map(|_| timed_deposit(&svc, &slow.key, &slow_batch, &bomb)));
+    let meanwhile = async {
+        // Once the burst is at the edge.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        timed_deposit(&svc, &other.key, &other_batch, &support::pdf(1)).await
+    };
+    let (burst, answer) = tokio::join!(burst, meanwhile);
+    for refused in &burst {
+        eprintln!("slow PDF: {} after {:?}", refused.status, refused.took);
+        assert_refused_cleanly(refused);
+    }
+    eprintln!("the other company's deposit: {} after {:?}", answer.status, answer.took);
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    assert!(answer.took < Duration::from_secs(2), "the other company waited {:?}", answer.took);
+}
+
+/// The page-count children (`sceau sandbox` within the edge's address space) alive under the
+/// service's processes now.
+fn edge_children(svc: &Service) -> usize {
+    let edge_args = format!("--address-space-mb\0{}", common::sandbox::PAGE_COUNT_ADDRESS_SPACE_MB);
+    svc.pids()
+        .into_iter()
+        .flat_map(|(_, pid)| {
+            std::fs::read_dir(format!("/proc/{pid}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|thread| std::fs::read_to_string(thread.path().join("children")).ok())
+                .flat_map(|children| children.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        })
+        .filter(|child| {
+            std::fs::read(format!("/proc/{child}/cmdline")).is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&edge_args))
+        })
+        .count()
+}
+
+/// Files the pre-scan passes but the parser takes long on are stopped at the page count's CPU
+/// deadline (about 2 s, was 10 s on the wall clock), and one company's files take turns at one
+/// child: the next starts once the one before is done, or is refused with Retry-After after
+/// its wait, never run beside it on another child.
+#[tokio::test]
+async fn a_company_holds_one_edge_parser_at_a_time() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let batch = svc.open_batch(&co.key, None).await;
+    let slow = bombs::pdf_slow_within_prescan();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let deposits = async {
+        let answers = all((0..3).map(|_| timed_deposit(&svc, &co.key, &batch, &slow))).await;
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        answers
+    };
+    let most_children = async {
+        let mut most = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            most = most.max(edge_children(&svc));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        most
+    };
+    let (mut answers, most_children) = tokio::join!(deposits, most_children);
+    answers.sort_by_key(|answer| answer.took);
+    for answer in &answers {
+        eprintln!(
+            "slow PDF of one company: {} after {:?}: {}",
+            answer.status, answer.took, answer.body["message"]
+        );
+        assert_refused_cleanly(answer);
+    }
+    eprintln!("page-count children alive at once: {most_children}");
+    assert_eq!(most_children, 1, "the company's files were counted side by side");
+    assert!(
+        answers[0].took < Duration::from_secs(6),
+        "the first slow file held its child {:?}",
+        answers[0].took
+    );
 }

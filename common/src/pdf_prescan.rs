@@ -5,7 +5,10 @@
 //! content) with bounded work: it inflates each stream at most once, up to a cap, and keeps only
 //! its index. The sandbox (see [`crate::sandbox`]) still bounds whatever this does not foresee.
 
+mod predictor;
+
 use flate2::read::ZlibDecoder;
+use predictor::Predictor;
 use std::io::Read;
 
 /// Most objects one object stream may hold: writers use a hundred or so, a few thousand at most.
@@ -33,9 +36,12 @@ pub enum PrescanError {
     BadIndex,
     #[error("the PDF writes an object stream's type with escapes, as files do to hide one")]
     Disguised,
+    #[error("an object stream of the PDF has decode parameters this service does not read")]
+    UnreadableParameters,
 }
 
-/// Checks every object stream of `pdf`; streams this scan cannot decode are left to the parser.
+/// Checks every object stream of `pdf`; streams under a filter other than Flate are left to the
+/// parser (and the sandbox).
 pub fn check_object_streams(pdf: &[u8]) -> Result<(), PrescanError> {
     if has_escaped_name(pdf, b"ObjStm") {
         return Err(PrescanError::Disguised);
@@ -49,7 +55,7 @@ pub fn check_object_streams(pdf: &[u8]) -> Result<(), PrescanError> {
         if streams > MAX_STREAMS {
             return Err(PrescanError::TooManyStreams);
         }
-        if let Some(stream) = ObjectStream::around(pdf, at) {
+        if let Some(stream) = ObjectStream::around(pdf, at)? {
             budget = stream.check(budget)?;
             // Its data was read once; a name inside it is not another stream.
             from = from.max(stream.end);
@@ -63,6 +69,7 @@ struct ObjectStream<'a> {
     entries: u64,
     first: u64,
     flate: bool,
+    predictor: Predictor,
     data: &'a [u8],
     /// Where its data ends in the file.
     end: usize,
@@ -70,8 +77,13 @@ struct ObjectStream<'a> {
 
 impl<'a> ObjectStream<'a> {
     /// The stream whose dictionary holds the `/ObjStm` at `at`: its dictionary runs from the
-    /// `obj` keyword before it to the `stream` keyword after it.
-    fn around(pdf: &'a [u8], at: usize) -> Option<Self> {
+    /// `obj` keyword before it to the `stream` keyword after it. None when it is not one this
+    /// scan reads; refused when its decode parameters are not.
+    fn around(pdf: &'a [u8], at: usize) -> Result<Option<Self>, PrescanError> {
+        Self::find_around(pdf, at).transpose()
+    }
+
+    fn find_around(pdf: &'a [u8], at: usize) -> Option<Result<Self, PrescanError>> {
         let start = rfind(&pdf[at.saturating_sub(DICTIONARY_REACH)..at], b"obj")? + at.saturating_sub(DICTIONARY_REACH);
         let keyword = at + find(&pdf[at..pdf.len().min(at + DICTIONARY_REACH)], b"stream")?;
         let dictionary = &pdf[start..keyword];
@@ -79,10 +91,19 @@ impl<'a> ObjectStream<'a> {
         let first = integer_after(dictionary, b"/First")?;
         let filters = find(dictionary, b"/Filter").map(|i| &dictionary[i..]);
         let flate = filters.is_some_and(|f| find(f, b"/FlateDecode").is_some() || find(f, b"/Fl").is_some());
-        // Other filters, or predictors, are the parser's business (and the sandbox's).
-        if filters.is_some() && (!flate || find(dictionary, b"/DecodeParms").is_some()) {
+        // Other filters are the parser's business (and the sandbox's).
+        if filters.is_some() && !flate {
             return None;
         }
+        // A predictor applies to inflated data only.
+        let predictor = if flate {
+            match Predictor::of(dictionary) {
+                Ok(predictor) => predictor,
+                Err(refused) => return Some(Err(refused)),
+            }
+        } else {
+            Predictor::Identity
+        };
         let mut body = keyword + b"stream".len();
         if pdf.get(body) == Some(&b'\r') {
             body += 1;
@@ -91,13 +112,14 @@ impl<'a> ObjectStream<'a> {
             body += 1;
         }
         let end = body + find(&pdf[body..], b"endstream")?;
-        Some(Self {
+        Some(Ok(Self {
             entries,
             first,
             flate,
+            predictor,
             data: &pdf[body..end],
             end,
-        })
+        }))
     }
 
     /// Checks the stream within what is left of the file's `budget` of inflated bytes; returns
@@ -107,7 +129,7 @@ impl<'a> ObjectStream<'a> {
             return Err(PrescanError::TooManyEntries);
         }
         let (index, total) = if self.flate {
-            inflate_index(self.data, self.first, budget.min(MAX_INFLATED))?
+            inflate_index(self.data, self.first, self.predictor, budget.min(MAX_INFLATED))?
         } else {
             let cut = usize::try_from(self.first)
                 .ok()
@@ -121,15 +143,17 @@ impl<'a> ObjectStream<'a> {
     }
 }
 
-/// The first `first` bytes of the inflated stream, and its whole inflated length, refused beyond `cap`.
-fn inflate_index(data: &[u8], first: u64, cap: u64) -> Result<(Vec<u8>, u64), PrescanError> {
-    if first > cap {
+/// The first `first` bytes of the stream's data (inflated, its predictor undone), and the length
+/// of its whole data; refused when it inflates beyond `cap`.
+fn inflate_index(data: &[u8], first: u64, predictor: Predictor, cap: u64) -> Result<(Vec<u8>, u64), PrescanError> {
+    let wanted = predictor.encoded_len(first);
+    if wanted > cap {
         return Err(PrescanError::TooLarge);
     }
     let mut decoder = ZlibDecoder::new(data).take(cap + 1);
-    let mut index = Vec::new();
+    let mut encoded = Vec::new();
     // A truncated or corrupt stream is the parser's to refuse: judge what inflated.
-    let _ = (&mut decoder).take(first).read_to_end(&mut index);
+    let _ = (&mut decoder).take(wanted).read_to_end(&mut encoded);
     let mut rest = 0u64;
     let mut chunk = [0u8; 64 * 1024];
     loop {
@@ -138,11 +162,13 @@ fn inflate_index(data: &[u8], first: u64, cap: u64) -> Result<(Vec<u8>, u64), Pr
             Ok(n) => rest += n as u64,
         }
     }
-    let total = index.len() as u64 + rest;
+    let total = encoded.len() as u64 + rest;
     if total > cap {
         return Err(PrescanError::TooLarge);
     }
-    Ok((index, total))
+    let mut index = predictor.decode(&encoded);
+    index.truncate(usize::try_from(first).unwrap_or(usize::MAX));
+    Ok((index, predictor.decoded_len(total)))
 }
 
 /// `entries` pairs of object number and offset; offsets strictly increase and stay inside `content`.
@@ -246,8 +272,56 @@ mod tests {
             Err(PrescanError::BadIndex)
         );
         assert_eq!(check_object_streams(&bombs::pdf_bomb_escaped_name()), Err(PrescanError::Disguised));
-        // Decode parameters are the parser's business: this one is left to the sandbox.
-        assert_eq!(check_object_streams(&bombs::pdf_bomb_past_prescan()), Ok(()));
+        // Decode parameters no longer take a stream past the scan.
+        assert_eq!(check_object_streams(&bombs::pdf_bomb_past_prescan()), Err(PrescanError::BadIndex));
+    }
+
+    /// The slow file of the second audit (and the same file without its decode parameters, which
+    /// crashed the page-count child) is refused from its inflated size, in milliseconds.
+    #[test]
+    fn a_predicted_stream_is_inflated_and_refused_within_its_cap() {
+        for (name, pdf) in [
+            ("predictor 1", bombs::pdf_slow_page_count()),
+            ("no parameters", bombs::pdf_slow_page_count_plain()),
+        ] {
+            let started = std::time::Instant::now();
+            assert_eq!(check_object_streams(&pdf), Err(PrescanError::TooLarge), "{name}");
+            eprintln!("{name}: {} bytes refused in {:?}", pdf.len(), started.elapsed());
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(2),
+                "{name}: {:?}",
+                started.elapsed()
+            );
+        }
+    }
+
+    #[test]
+    fn png_predicted_object_streams_are_checked_after_their_predictor() {
+        let objects = ["<< /A 1 >>", "(hello)", "[1 2 3]", "<< /Type /Font /Subtype /Type1 >>"];
+        for filter in 0..=2 {
+            let pdf = bombs::pdf_with_predicted_object_stream(&objects, filter, 5);
+            assert_eq!(check_object_streams(&pdf), Ok(()), "PNG filter {filter}");
+            // The parser reads the same objects: the scan judged the index lopdf uses.
+            let doc = lopdf::Document::load_mem(&pdf).unwrap();
+            assert!(doc.get_object((13, 0)).is_ok(), "PNG filter {filter}");
+        }
+        // A predicted index whose entries all point at one object is seen as such.
+        let rows: Vec<u8> = b"10 0 11 0 (x)"
+            .chunks(4)
+            .flat_map(|row| std::iter::once(0).chain(row.iter().copied()))
+            .collect();
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut encoder, &rows).unwrap();
+        let mut pdf =
+            b"4 0 obj << /Type /ObjStm /N 2 /First 10 /Filter /FlateDecode /DecodeParms << /Predictor 10 /Columns 4 >> >>\nstream\n"
+                .to_vec();
+        pdf.extend(encoder.finish().unwrap());
+        pdf.extend(b"\nendstream\nendobj\n");
+        assert_eq!(check_object_streams(&pdf), Err(PrescanError::BadIndex));
+        let mut pdf = bombs::pdf_with_predicted_object_stream(&objects, 2, 4);
+        let at = find(&pdf, b"/Predictor 12").unwrap();
+        pdf[at + b"/Predictor 1".len()] = b'9';
+        assert_eq!(check_object_streams(&pdf), Err(PrescanError::UnreadableParameters));
     }
 
     #[test]

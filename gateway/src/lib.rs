@@ -6,6 +6,7 @@ pub mod authenticity;
 pub mod body_deadline;
 pub mod certificate;
 pub mod client_addr;
+pub mod edge_turns;
 pub mod error;
 pub mod html;
 pub mod i18n;

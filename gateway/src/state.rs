@@ -33,6 +33,8 @@ pub struct AppState {
     pub passwords: Arc<crate::password_pool::PasswordPool>,
     /// Children that parse PDFs for the page count at the edge (see `inspect`).
     pub sandbox: common::sandbox::Sandbox,
+    /// Each sender's one turn at those children.
+    pub edge_turns: Arc<crate::edge_turns::EdgeTurns>,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.
     pub mailer: Option<common::mail::Mailer>,
     /// The analysis engine's capabilities on this machine, for `/readyz`.

@@ -11,7 +11,7 @@ use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
 use common::domain::Licence;
 use common::ids::CompanyId;
-use common::sandbox::{Sandbox, SandboxCommand};
+use common::sandbox::{DeadlineClock, Sandbox, SandboxCommand};
 use common::store::test_support::TempStore;
 use common::store::{api_keys, companies, RepoError};
 use serde_json::Value;
@@ -72,9 +72,11 @@ pub async fn spawn_app() -> TestApp {
             SandboxCommand {
                 program: "/nonexistent/sceau".into(),
                 args: Vec::new(),
+                clock: DeadlineClock::Wall,
             },
             1,
         ),
+        edge_turns: Arc::new(crate::edge_turns::EdgeTurns::default()),
         mailer: None,
         // No engine runs beside the gateway's unit tests: nothing found, the list unknown.
         capabilities: Arc::new(common::capabilities::Capabilities {

@@ -68,7 +68,11 @@ pub async fn start(
         passwords: Arc::new(
             PasswordPool::for_this_machine().map_err(|e| anyhow::anyhow!("cannot start the password hashing threads: {e}"))?,
         ),
-        sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
+        sandbox: Sandbox::new(
+            SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?.with_cpu_deadline(gateway::inspect::BACKSTOP),
+            EDGE_PARSERS,
+        ),
+        edge_turns: Default::default(),
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,
     };

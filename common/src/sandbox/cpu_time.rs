@@ -31,10 +31,10 @@ pub enum Overrun {
 
 /// Runs `exchange` while process `pid` uses at most `deadline` of CPU time (its own, that of the
 /// programs it started and reaped, and that of those still running: an OCR run is counted while
-/// it runs, not once it ends) and at most its [`wall_backstop`] of wall time.
-pub async fn within<T>(pid: u32, deadline: Duration, exchange: impl Future<Output = T>) -> Result<T, Overrun> {
+/// it runs, not once it ends) and at most `backstop` of wall time.
+pub async fn within<T>(pid: u32, deadline: Duration, backstop: Duration, exchange: impl Future<Output = T>) -> Result<T, Overrun> {
     let start = used(pid).unwrap_or_default();
-    let backstop = Instant::now() + wall_backstop(deadline);
+    let backstop = Instant::now() + backstop;
     let mut poll = tokio::time::interval(POLL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(exchange);
@@ -141,7 +141,13 @@ mod tests {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        let watched = within(leader.id(), Duration::from_millis(300), std::future::pending::<()>()).await;
+        let watched = within(
+            leader.id(),
+            Duration::from_millis(300),
+            wall_backstop(Duration::from_millis(300)),
+            std::future::pending::<()>(),
+        )
+        .await;
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(leader.id() as i32), nix::sys::signal::Signal::SIGKILL);
         leader.wait().unwrap();
         assert_eq!(watched, Err(Overrun::Cpu));
@@ -153,7 +159,13 @@ mod tests {
     async fn a_child_that_waits_is_not_charged_for_it() {
         let mut sleeper = Command::new("sleep").arg("30").stdout(Stdio::null()).spawn().unwrap();
         let started = Instant::now();
-        let watched = within(sleeper.id(), Duration::from_millis(100), std::future::pending::<()>()).await;
+        let watched = within(
+            sleeper.id(),
+            Duration::from_millis(100),
+            wall_backstop(Duration::from_millis(100)),
+            std::future::pending::<()>(),
+        )
+        .await;
         sleeper.kill().unwrap();
         sleeper.wait().unwrap();
         assert_eq!(watched, Err(Overrun::Wall));
@@ -165,7 +177,13 @@ mod tests {
     async fn a_child_that_spins_is_stopped_at_its_cpu_time() {
         let mut spinner = Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
         let started = Instant::now();
-        let watched = within(spinner.id(), Duration::from_millis(300), std::future::pending::<()>()).await;
+        let watched = within(
+            spinner.id(),
+            Duration::from_millis(300),
+            wall_backstop(Duration::from_millis(300)),
+            std::future::pending::<()>(),
+        )
+        .await;
         spinner.kill().unwrap();
         spinner.wait().unwrap();
         assert_eq!(watched, Err(Overrun::Cpu));
@@ -175,6 +193,9 @@ mod tests {
     #[tokio::test]
     async fn an_answer_in_time_is_returned() {
         let pid = std::process::id();
-        assert_eq!(within(pid, Duration::from_secs(5), async { 7 }).await, Ok(7));
+        assert_eq!(
+            within(pid, Duration::from_secs(5), Duration::from_secs(50), async { 7 }).await,
+            Ok(7)
+        );
     }
 }

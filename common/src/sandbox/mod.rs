@@ -13,7 +13,7 @@ mod pool;
 pub mod protocol;
 
 pub use pause::{Paused, MAX_PAUSE};
-pub use pool::{Sandbox, SandboxCommand, SandboxError};
+pub use pool::{DeadlineClock, Sandbox, SandboxCommand, SandboxError};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -32,6 +32,31 @@ const LOWER_PRIORITY_FLAG: &str = "--lower-priority";
 pub struct SandboxCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// How a request's deadline is counted.
+    pub clock: DeadlineClock,
+}
+
+/// How a request's deadline is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineClock {
+    /// On the wall clock.
+    Wall,
+    /// In the child's CPU time (a wait for the CPU is not the document's), with the wall-clock
+    /// backstop of [`cpu_time::wall_backstop`].
+    Cpu,
+    /// In the child's CPU time, and at most this long on the wall clock: where someone waits for
+    /// the answer (the edge), a child starved of CPU must not hold it for ten deadlines.
+    CpuWithin(Duration),
+}
+
+impl DeadlineClock {
+    /// How long on the wall clock a request with `deadline` may run, when counted in CPU time.
+    fn backstop(self, deadline: Duration) -> Duration {
+        match self {
+            Self::CpuWithin(backstop) => backstop.max(deadline),
+            Self::Wall | Self::Cpu => cpu_time::wall_backstop(deadline),
+        }
+    }
 }
 
 impl SandboxCommand {
@@ -40,7 +65,15 @@ impl SandboxCommand {
         Ok(Self {
             program: std::env::current_exe()?,
             args: vec!["sandbox".to_owned(), "--address-space-mb".to_owned(), address_space_mb.to_string()],
+            clock: DeadlineClock::Wall,
         })
+    }
+
+    /// Counts a request's deadline in the child's CPU time, and ends it after `backstop` on the
+    /// wall clock whatever its CPU time.
+    pub fn with_cpu_deadline(mut self, backstop: Duration) -> Self {
+        self.clock = DeadlineClock::CpuWithin(backstop);
+        self
     }
 
     /// Asks the child to run `steps` below the service's CPU priority (nice); 0 changes nothing.
@@ -48,13 +81,16 @@ impl SandboxCommand {
     pub fn with_lower_priority(mut self, steps: u8) -> Self {
         if steps > 0 {
             self.args.extend([LOWER_PRIORITY_FLAG.to_owned(), steps.to_string()]);
+            if self.clock == DeadlineClock::Wall {
+                self.clock = DeadlineClock::Cpu;
+            }
         }
         self
     }
 
-    /// Whether the child runs below the service's priority, its deadline then in CPU time.
+    /// Whether the child's deadline is counted in its CPU time.
     fn counts_cpu_time(&self) -> bool {
-        self.args.iter().any(|a| a == LOWER_PRIORITY_FLAG)
+        self.clock != DeadlineClock::Wall
     }
 
     /// Also asks the child to build the analysis engine before it announces itself ready.
@@ -78,6 +114,10 @@ pub enum SandboxError {
     /// aborted), a stack overflow, or a crash on these bytes.
     #[error("the work exceeded the sandbox's limits ({0})")]
     LimitExceeded(String),
+    /// No child was free within the wait the caller allowed: the pool is busy, not the document's
+    /// fault.
+    #[error("no sandbox child was free within {} s", .0.as_secs_f32())]
+    Busy(Duration),
     /// No child could do the work (it could not start, or it refused the request): not the
     /// document's fault.
     #[error("the sandbox is unavailable: {0}")]
@@ -129,13 +169,36 @@ impl Sandbox {
     /// Runs `task` on `files` in a child; the child is killed if it has not answered within
     /// `deadline` (counted once a child is free).
     pub async fn run<T: Task>(&self, task: &T, files: &[&[u8]], deadline: Duration) -> Result<T::Output, SandboxError> {
+        self.run_waiting(task, files, deadline, None).await
+    }
+
+    /// [`Sandbox::run`], giving up with [`SandboxError::Busy`] when no child is free within
+    /// `wait`: someone waits for the answer, and a queue behind others' slow files must not
+    /// become theirs.
+    pub async fn run_within<T: Task>(
+        &self,
+        task: &T,
+        files: &[&[u8]],
+        deadline: Duration,
+        wait: Duration,
+    ) -> Result<T::Output, SandboxError> {
+        self.run_waiting(task, files, deadline, Some(wait)).await
+    }
+
+    async fn run_waiting<T: Task>(
+        &self,
+        task: &T,
+        files: &[&[u8]],
+        deadline: Duration,
+        wait: Option<Duration>,
+    ) -> Result<T::Output, SandboxError> {
         let body = serde_json::to_value(task).map_err(|e| SandboxError::Unavailable(e.to_string()))?;
-        let _permit = self
-            .inner
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| SandboxError::Unavailable("the sandbox is closed".to_owned()))?;
+        let acquire = self.inner.permits.acquire();
+        let acquired = match wait {
+            Some(wait) => tokio::time::timeout(wait, acquire).await.map_err(|_| SandboxError::Busy(wait))?,
+            None => acquire.await,
+        };
+        let _permit = acquired.map_err(|_| SandboxError::Unavailable("the sandbox is closed".to_owned()))?;
         let mut worker = match self.take_idle() {
             Some(worker) => worker,
             None => self.spawn().await?,
@@ -146,8 +209,9 @@ impl Sandbox {
         };
         let pid = worker.pid;
         let busy = self.inner.pauses.busy(pid);
+        let clock = self.inner.command.clock;
         let watched = if self.inner.command.counts_cpu_time() {
-            cpu_time::within(pid, deadline, exchange).await
+            cpu_time::within(pid, deadline, clock.backstop(deadline), exchange).await
         } else {
             tokio::time::timeout(deadline, exchange).await.map_err(|_| Overrun::Cpu)
         };
@@ -169,7 +233,7 @@ impl Sandbox {
                 );
                 return Err(match overrun {
                     Overrun::Cpu => SandboxError::TimedOut(deadline),
-                    Overrun::Wall => SandboxError::Starved(cpu_time::wall_backstop(deadline)),
+                    Overrun::Wall => SandboxError::Starved(clock.backstop(deadline)),
                 });
             }
         };

@@ -24,6 +24,70 @@ pub fn pdf_bomb_past_prescan() -> Vec<u8> {
     object_stream_bomb(2_500, 1_000_000, "/ObjStm", " /DecodeParms << /Predictor 1 >>")
 }
 
+/// The slow file of the second audit: 400 entries at increasing offsets into one run of 200 MB of
+/// spaces, with `/DecodeParms` Predictor 1, about 200 KB. The parser skips the white space after
+/// each entry's offset to the end of the run, 40 GB of reads in all: it held an edge child 7 to
+/// 10 s, while the pre-scan left any stream with decode parameters to the parser.
+pub fn pdf_slow_page_count() -> Vec<u8> {
+    long_run_bomb(b' ', 200 * 1024 * 1024, " /DecodeParms << /Predictor 1 >>")
+}
+
+/// [`pdf_slow_page_count`] without its decode parameters: the page-count child died of SIGSEGV
+/// on it within 10 ms in the second audit.
+pub fn pdf_slow_page_count_plain() -> Vec<u8> {
+    long_run_bomb(b' ', 200 * 1024 * 1024, "")
+}
+
+/// A file the pre-scan passes (a 48 MB run, offsets in order) that still takes the parser long:
+/// 400 entries each lead into an unterminated comment it reads to the end of the run. Only the
+/// page count's deadline bounds it.
+pub fn pdf_slow_within_prescan() -> Vec<u8> {
+    long_run_bomb(b'%', 48 * 1024 * 1024, "")
+}
+
+/// 400 entries at increasing offsets into one run of `run_len` bytes `byte`, deflated as it is
+/// produced (the run is never held in memory).
+fn long_run_bomb(byte: u8, run_len: usize, extra: &str) -> Vec<u8> {
+    const ENTRIES: usize = 400;
+    let index: String = (0..ENTRIES).map(|i| format!("{} {} ", 10 + i, i * 2)).collect();
+    let mut encoder = ZlibEncoder::new(Vec::new(), Compression::best());
+    let chunk = vec![byte; 1024 * 1024];
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(index.as_bytes());
+    for _ in 0..run_len / chunk.len() {
+        let _ = encoder.write_all(&chunk);
+    }
+    let _ = encoder.write_all(&chunk[..run_len % chunk.len()]);
+    let stream = encoder.finish().unwrap_or_default();
+    pdf_around_deflated(ENTRIES, index.len(), &stream, "/ObjStm", extra)
+}
+
+/// A sound one-page PDF with `objects` in an object stream numbered from 10, its data written
+/// with PNG predictor `filter` (Predictor 10 + filter, rows of `columns` bytes), as a writer that
+/// predicts its object streams would.
+pub fn pdf_with_predicted_object_stream(objects: &[&str], filter: u8, columns: usize) -> Vec<u8> {
+    let (index, mut content) = object_stream_content(objects);
+    // Whole rows, as a predictor writes them: white space after the last object.
+    content.resize(content.len().div_ceil(columns) * columns, b' ');
+    let mut rows = Vec::new();
+    let mut above = vec![0u8; columns];
+    for line in content.chunks(columns) {
+        rows.push(filter);
+        for (i, &byte) in line.iter().enumerate() {
+            let left = if i > 0 { line[i - 1] } else { 0 };
+            let predicted = match filter {
+                1 => left,
+                2 => above[i],
+                _ => 0,
+            };
+            rows.push(byte.wrapping_sub(predicted));
+        }
+        above[..line.len()].copy_from_slice(line);
+    }
+    let extra = format!(" /DecodeParms << /Predictor {} /Columns {columns} >>", 10 + filter);
+    pdf_around_deflated(objects.len(), index.len(), &deflate(&rows), "/ObjStm", &extra)
+}
+
 fn object_stream_bomb(entries: usize, string_len: usize, type_name: &str, extra: &str) -> Vec<u8> {
     let index: String = (0..entries).map(|i| format!("{} 0 ", 10 + i)).collect();
     let mut content = index.clone().into_bytes();
@@ -35,6 +99,12 @@ fn object_stream_bomb(entries: usize, string_len: usize, type_name: &str, extra:
 
 /// A sound one-page PDF with `objects` in an object stream, numbered from 10.
 pub fn pdf_with_object_stream(objects: &[&str]) -> Vec<u8> {
+    let (index, content) = object_stream_content(objects);
+    pdf_around_object_stream(objects.len(), &index, &content, "/ObjStm", "")
+}
+
+/// The index of `objects` numbered from 10, and the stream's whole data (index, then objects).
+fn object_stream_content(objects: &[&str]) -> (String, Vec<u8>) {
     let mut index = String::new();
     let mut body = String::new();
     for (i, object) in objects.iter().enumerate() {
@@ -43,11 +113,14 @@ pub fn pdf_with_object_stream(objects: &[&str]) -> Vec<u8> {
         body.push(' ');
     }
     let content = format!("{index}{body}").into_bytes();
-    pdf_around_object_stream(objects.len(), &index, &content, "/ObjStm", "")
+    (index, content)
 }
 
 fn pdf_around_object_stream(entries: usize, index: &str, content: &[u8], type_name: &str, extra: &str) -> Vec<u8> {
-    let stream = deflate(content);
+    pdf_around_deflated(entries, index.len(), &deflate(content), type_name, extra)
+}
+
+fn pdf_around_deflated(entries: usize, first: usize, stream: &[u8], type_name: &str, extra: &str) -> Vec<u8> {
     let objects = [
         "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
         "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
@@ -62,13 +135,12 @@ fn pdf_around_object_stream(entries: usize, index: &str, content: &[u8], type_na
     offsets.push(pdf.len());
     pdf.extend_from_slice(
         format!(
-            "4 0 obj\n<< /Type {type_name} /N {entries} /First {} /Length {} /Filter /FlateDecode{extra} >>\nstream\n",
-            index.len(),
+            "4 0 obj\n<< /Type {type_name} /N {entries} /First {first} /Length {} /Filter /FlateDecode{extra} >>\nstream\n",
             stream.len()
         )
         .as_bytes(),
     );
-    pdf.extend_from_slice(&stream);
+    pdf.extend_from_slice(stream);
     pdf.extend_from_slice(b"\nendstream\nendobj\n");
     let xref = pdf.len();
     pdf.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", offsets.len() + 1).as_bytes());

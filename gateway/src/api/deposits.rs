@@ -4,6 +4,7 @@
 
 use super::path_id;
 use crate::auth::Caller;
+use crate::edge_turns::Sender;
 use crate::error::{ApiError, ApiResult};
 use crate::input::{external_ref, BodyText, RawJson};
 use crate::inspect;
@@ -14,7 +15,7 @@ use axum::http::StatusCode;
 use common::document::{self, DocumentError, FileKind};
 use common::domain::DocumentCategory;
 use common::domain::ErrorCode;
-use common::ids::{BatchId, BatchItemId};
+use common::ids::{BatchId, BatchItemId, CompanyId};
 use common::postal::{commune_for, PostalCode};
 use common::store::batches::{self, NewItem};
 use serde::{Deserialize, Serialize};
@@ -93,8 +94,13 @@ fn check_file(field: &'static str, encoded: &str, category: DocumentCategory) ->
 }
 
 /// One page only; counted in the sandbox for a PDF (see `inspect`).
-async fn check_pages(state: &AppState, field: &'static str, file: &CheckedFile) -> Result<(), ApiError> {
-    pages_answer(field, inspect::page_count(&state.sandbox, file.kind, &file.bytes).await?)
+async fn check_pages(state: &AppState, company: &CompanyId, field: &'static str, file: &CheckedFile) -> Result<(), ApiError> {
+    // The caller's account: a company's test account is a sender of its own.
+    let sender = Sender::Account(company.clone());
+    pages_answer(
+        field,
+        inspect::page_count(&state.sandbox, &state.edge_turns, sender, file.kind, &file.bytes).await?,
+    )
 }
 
 /// The refusal, if any, of a counted document.
@@ -361,9 +367,9 @@ fn holds_pdf(front: &CheckedFile, back: &Option<CheckedFile>) -> bool {
 
 /// Counts a PDF's pages in the sandbox, then writes and records on a blocking thread.
 async fn count_then_record(state: &AppState, deposit: Deposit, front: CheckedFile, back: Option<CheckedFile>) -> Result<u32, Failure> {
-    check_pages(state, "document", &front).await?;
+    check_pages(state, &deposit.company, "document", &front).await?;
     if let Some(back) = &back {
-        check_pages(state, "documentVerso", back).await?;
+        check_pages(state, &deposit.company, "documentVerso", back).await?;
     }
     let (store, blobs) = (state.store.clone(), state.blobs.clone());
     tokio::task::spawn_blocking(move || write_and_record(&blobs, &store, deposit, front, back))

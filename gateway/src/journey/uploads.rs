@@ -15,6 +15,7 @@
 
 use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
+use crate::edge_turns::Sender;
 use crate::error::{ApiError, ApiResult};
 use crate::inspect;
 use crate::request_id::CurrentRequest;
@@ -200,8 +201,15 @@ fn check_file(side: &'static str, bytes: &[u8], category: DocumentCategory) -> R
 }
 
 /// One page only; counted in the sandbox for a PDF (see `inspect`).
-async fn check_pages(state: &AppState, side: &'static str, kind: document::FileKind, bytes: &[u8]) -> Result<(), ApiError> {
-    match inspect::page_count(&state.sandbox, kind, bytes).await? {
+async fn check_pages(
+    state: &AppState,
+    journey: &Journey,
+    side: &'static str,
+    kind: document::FileKind,
+    bytes: &[u8],
+) -> Result<(), ApiError> {
+    let sender = Sender::Journey(journey.id.clone());
+    match inspect::page_count(&state.sandbox, &state.edge_turns, sender, kind, bytes).await? {
         Ok(1) => Ok(()),
         Ok(n) => Err(ApiError::invalid_document(side, format!("The file has {n} pages; one page only."))),
         Err(DocumentError::TooLarge(m)) | Err(DocumentError::Unsupported(m)) => Err(ApiError::invalid_document(side, m)),
@@ -267,7 +275,7 @@ pub async fn upload(
     let category = journey.category;
     let bytes = read_file(&headers, body).await?;
     let kind = check_file(side.as_str(), &bytes, category)?;
-    check_pages(&state, side.as_str(), kind, &bytes).await?;
+    check_pages(&state, &journey, side.as_str(), kind, &bytes).await?;
 
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);

@@ -78,7 +78,7 @@ fn over_limits(error: SandboxError) -> EngineError {
             EngineError::Unsupported(format!("the document exceeds the analysis limits of memory and time ({error})"))
         }
         SandboxError::Unavailable(_) => EngineError::Failure(error.to_string()),
-        SandboxError::Starved(_) => EngineError::Overloaded(error.to_string()),
+        SandboxError::Starved(_) | SandboxError::Busy(_) => EngineError::Overloaded(error.to_string()),
     }
 }
 
