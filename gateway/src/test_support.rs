@@ -70,6 +70,7 @@ pub async fn spawn_app() -> TestApp {
             SandboxCommand {
                 program: "/nonexistent/sceau".into(),
                 args: Vec::new(),
+                settings: Vec::new(),
             },
             1,
         ),

@@ -51,6 +51,8 @@ pub async fn start(
     store
         .write(move |tx| common::store::settings::set(tx, common::store::settings::PUBLIC_BASE, &recorded))
         .await?;
+    let edge_parsers = Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS);
+    super::sandboxes::start(edge_parsers.clone(), config, "gateway", tasks);
     let state = AppState {
         store: store.clone(),
         blobs: backends.blobs.clone(),
@@ -63,7 +65,7 @@ pub async fn start(
         edge_limits: Arc::new(EdgeLimits::new(config.key_failures_per_minute)),
         trusted_proxies: Arc::new(TrustedProxies::new(config.trusted_proxies.clone())),
         outbox_wake: outbox_wake.clone(),
-        sandbox: Sandbox::new(SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?, EDGE_PARSERS),
+        sandbox: edge_parsers.clone(),
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,
     };
