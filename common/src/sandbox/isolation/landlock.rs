@@ -75,9 +75,11 @@ pub struct LandlockError(String);
 pub fn restrict(policy: &FsPolicy) -> Result<LandlockStatus, LandlockError> {
     let abi = ABI_WANTED;
     let error = |e: &dyn std::fmt::Display| LandlockError(e.to_string());
+    // The binary itself: a panic's backtrace reads its symbols.
     let readable = SYSTEM_READABLE
         .iter()
         .map(PathBuf::from)
+        .chain(std::env::current_exe().ok())
         .chain(policy.readable.iter().cloned())
         .filter(|path| path.exists());
     let writable = SYSTEM_WRITABLE

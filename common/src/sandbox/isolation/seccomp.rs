@@ -70,6 +70,13 @@ const ALLOWED: &[libc::c_long] = &[
     libc::SYS_dup3,
     libc::SYS_pipe,
     libc::SYS_pipe2,
+    // On the local socket pairs the child creates (the async runtime's signal pipe, the OCR
+    // timer's wake-up pipe): without `socket`, there is no other socket to send on.
+    libc::SYS_sendto,
+    libc::SYS_recvfrom,
+    libc::SYS_sendmsg,
+    libc::SYS_recvmsg,
+    libc::SYS_shutdown,
     libc::SYS_ftruncate,
     libc::SYS_fsync,
     libc::SYS_fdatasync,
