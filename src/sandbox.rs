@@ -56,7 +56,11 @@ pub fn run(args: SandboxArgs) -> ExitCode {
         Ok(analyser) => analyser,
         Err(error) => return refuse(&format!("cannot start the sandbox runtime: {error}")),
     };
-    let ready = if args.engine { analyser.prepare().map(|()| report) } else { Ok(report) };
+    let ready = if args.engine {
+        analyser.prepare().map(|()| report)
+    } else {
+        Ok(report)
+    };
     let escape_enabled = escape::enabled();
     let served = child::serve(ready, |request: Request| match request.task.as_str() {
         PageCountTask::NAME => child::answer::<PageCountTask>(request, |task, files| match files.first() {

@@ -184,7 +184,9 @@ async fn a_sandbox_child_cannot_reach_the_keys_the_database_or_the_network() {
 
     support::eventually(Duration::from_secs(30), "the escape attempts of every role", || async {
         let attempts = escape_attempts(&svc.log());
-        ["gateway", "worker"].iter().all(|role| attempts.iter().any(|(r, what, _)| r == role && what == "udp6 socket"))
+        ["gateway", "worker"]
+            .iter()
+            .all(|role| attempts.iter().any(|(r, what, _)| r == role && what == "udp6 socket"))
     })
     .await;
     assert!(svc.master_key_path().exists(), "the master key is there to be refused");

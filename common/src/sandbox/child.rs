@@ -3,8 +3,8 @@
 //! whatever a parser does with the files is bounded by the isolation set before the first read
 //! ([`super::isolation`]).
 
-use super::protocol::{self, Request, Response};
 use super::isolation::IsolationReport;
+use super::protocol::{self, Request, Response};
 use super::Task;
 use std::io::{self, BufReader, BufWriter};
 

@@ -3,16 +3,16 @@
 //! started included) and reaped; the next request starts a fresh one.
 
 use super::cpu_time::{self, Overrun};
+use super::environment;
+use super::isolation::IsolationReport;
 use super::pause::{Paused, Pauses};
 use super::protocol::{self, Response};
+use super::scratch::Scratch;
 use super::Task;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::os::unix::process::ExitStatusExt;
-use super::environment;
-use super::isolation::IsolationReport;
-use super::scratch::Scratch;
 use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -285,8 +285,9 @@ impl Sandbox {
         };
         let ready = tokio::time::timeout(START_DEADLINE, protocol::read_response(&mut starting.stdout)).await;
         let report = match ready {
-            Ok(Ok(Response::Done(report))) => serde_json::from_value::<IsolationReport>(report)
-                .map_err(|e| format!("its ready frame is not an isolation report: {e}")),
+            Ok(Ok(Response::Done(report))) => {
+                serde_json::from_value::<IsolationReport>(report).map_err(|e| format!("its ready frame is not an isolation report: {e}"))
+            }
             Ok(Ok(Response::Refused(message))) => Err(format!("the child could not start: {message}")),
             Ok(Err(error)) => {
                 let status = tokio::time::timeout(Duration::from_secs(2), starting.child.wait()).await;
@@ -334,7 +335,10 @@ fn announce_gaps(report: &IsolationReport) {
         let gaps = report.gaps();
         if !gaps.is_empty() {
             let missing: Vec<String> = gaps.iter().map(|f| format!("{}: {}", f.name, f.detail)).collect();
-            tracing::warn!(missing = missing.join("; "), "the sandbox children run with less isolation than they can have");
+            tracing::warn!(
+                missing = missing.join("; "),
+                "the sandbox children run with less isolation than they can have"
+            );
         }
     });
 }

@@ -8,8 +8,7 @@
 //! and the report says so; the seccomp filter is enforced whatever happens here.
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, AccessNet, RestrictionStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    Scope, ABI,
+    path_beneath_rules, Access, AccessFs, AccessNet, RestrictionStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -157,7 +156,11 @@ mod tests {
             (
                 std::fs::read(&key).map_err(|e| e.kind()),
                 std::fs::read(&trust_file).map_err(|e| e.kind()),
-                std::fs::OpenOptions::new().append(true).open(&trust_file).map(|_| ()).map_err(|e| e.kind()),
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&trust_file)
+                    .map(|_| ())
+                    .map_err(|e| e.kind()),
                 std::fs::write(tmp_path.join("page.pdf"), b"%PDF").map_err(|e| e.kind()),
                 std::fs::metadata("/etc/ld.so.cache").map(|_| ()).map_err(|e| e.kind()),
             )

@@ -12,9 +12,7 @@
 //! for anything either way. `clone3` answers `ENOSYS`, the one answer glibc takes as "use `clone`",
 //! whose flags (unlike `clone3`'s, passed in memory) the filter can read: no new namespace.
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
-};
+use seccompiler::{BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch};
 use std::collections::BTreeMap;
 
 /// Why no filter could be built or installed.

@@ -35,8 +35,8 @@ use super::text::ocr::{Ocr, OcrOptions};
 use super::twoddoc::trust_list::{self, TrustListError};
 use super::twoddoc::{TrustError, TrustOptions, TrustStore};
 use findings::Findings;
-pub use online::{Draft, OnlineChecks};
 use online::Pending;
+pub use online::{Draft, OnlineChecks};
 
 /// How to build the engine; [`EngineOptions::from_config`] reads the operator's settings.
 #[derive(Debug, Clone)]
