@@ -1,7 +1,9 @@
 //! `sceau doctor`: checks an installation before it serves, and prints a readable report: the optional
 //! programs (what their absence costs and how to install them), the data directory's permissions, the
-//! trust list's age, and RabbitMQ and Redis when they are configured. Exits 1 when a check fails; a
-//! missing optional program or an old trust list is a warning.
+//! trust list's age, the isolation of the sandbox children on this kernel, and RabbitMQ and Redis
+//! when they are configured. Exits 1 when a check fails; a missing optional program, an old trust
+//! list or an isolation feature this kernel lacks is a warning (a child that cannot be confined at
+//! all does not start: that is a failure).
 
 use crate::backends::redact;
 use crate::output;
@@ -11,6 +13,7 @@ use common::capabilities::Capabilities;
 use common::config::Config;
 use common::queue::amqp::{AmqpOptions, AmqpQueue};
 use common::redis::{RedisBackend, RedisConfig};
+use common::sandbox::{Sandbox, SandboxCommand, PAGE_COUNT_ADDRESS_SPACE_MB};
 use serde::Serialize;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -76,6 +79,7 @@ pub async fn run(config: Config, args: DoctorArgs) -> ExitCode {
         Err(e) => checks.push(Check::new("trust list", Status::Fail, e.to_string())),
     }
     checks.extend(data_dir_checks(&config.data_dir, &config.master_key_path()));
+    checks.extend(sandbox_checks().await);
     checks.push(blob_store_check(&config).await);
     checks.extend(service_checks(&config).await);
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
@@ -191,6 +195,29 @@ fn writable(dir: &Path) -> std::io::Result<u32> {
     let uid = common::private_fs::file_options().open(&probe)?.metadata()?.uid();
     std::fs::remove_file(&probe)?;
     Ok(uid)
+}
+
+/// Starts one sandbox child as the service would and reports each isolation feature it enforced.
+async fn sandbox_checks() -> Vec<Check> {
+    let command = match SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB) {
+        Ok(command) => command,
+        Err(e) => return vec![Check::new("sandbox", Status::Fail, format!("cannot find the sceau binary: {e}"))],
+    };
+    match Sandbox::new(command, 1).isolation().await {
+        Ok(report) => report
+            .features()
+            .into_iter()
+            .map(|feature| {
+                let status = if feature.enforced { Status::Ok } else { Status::Warn };
+                Check::new(format!("sandbox {}", feature.name), status, feature.detail)
+            })
+            .collect(),
+        Err(e) => vec![Check::new(
+            "sandbox",
+            Status::Fail,
+            format!("no sandbox child can start, so no client file can be parsed: {e}"),
+        )],
+    }
 }
 
 /// Where documents and images are kept (`SCEAU_BLOB_URL`): a bucket must answer in time.

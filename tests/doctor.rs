@@ -83,6 +83,26 @@ async fn doctor_reports_a_good_install() {
     assert!(text.contains("languages fra"), "{text}");
     assert!(text.contains("sequence 23, issued 2026-05-11"), "{text}");
     assert!(text.contains("0 failure(s)"), "{text}");
+    // The isolation of the sandbox children on this kernel (6.x, with Landlock), each feature named;
+    // the kernel does not apply RLIMIT_NPROC to root, and doctor says so.
+    for line in [
+        "ok   sandbox no_new_privs",
+        "ok   sandbox seccomp",
+        "ok   sandbox landlock",
+        "ok   sandbox network",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+    let root = std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    let nproc = if root {
+        "WARN sandbox process limit"
+    } else {
+        "ok   sandbox process limit"
+    };
+    assert!(text.contains(nproc), "no `{nproc}` in:\n{text}");
 
     let json: Value = serde_json::from_slice(&doctor(&svc, &[], true).stdout).expect("doctor --json");
     let checks = json["checks"].as_array().expect("checks");

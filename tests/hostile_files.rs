@@ -280,3 +280,87 @@ async fn a_company_holds_one_edge_parser_at_a_time() {
         answers[0].took
     );
 }
+
+/// What a sandbox child may find in its environment: the system's locale and paths, its own
+/// allocator and temporary directory, and the analysis settings its parent hands it.
+const CHILD_VARIABLES: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TESSDATA_PREFIX",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "MALLOC_ARENA_MAX",
+    "TMPDIR",
+    "SCEAU_DATA_DIR",
+    "SCEAU_TESSERACT",
+    "SCEAU_ANALYSIS_TIMEOUT_SECONDS",
+    "SCEAU_ACCEPT_TEST_CA",
+    "SCEAU_TRUST_DIR",
+    "SCEAU_ISSUER_REGISTER_FILE",
+    common::sandbox::environment::ESCAPE_HOOK,
+];
+
+/// The escape attempts the service logged at start (test-only hook): (role, what, outcome).
+fn escape_attempts(log: &str) -> Vec<(String, String, String)> {
+    log.lines()
+        .filter(|line| line.contains("sandbox escape attempt"))
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .map(|entry| {
+            let field = |name: &str| entry["fields"][name].as_str().unwrap_or_default().to_owned();
+            (field("role"), field("what"), field("outcome"))
+        })
+        .collect()
+}
+
+/// A child that parses client files runs with no new privileges under a seccomp filter, with an
+/// environment of named variables only, and cannot open the master key, the database or a socket:
+/// the test-only hook has each pool's first child try at the service's start.
+#[tokio::test]
+async fn a_sandbox_child_cannot_reach_the_keys_the_database_or_the_network() {
+    let svc = Service::start(&[(common::sandbox::environment::ESCAPE_HOOK, "1")]).await;
+    let co = svc.company();
+    let batch = svc.open_batch(&co.key, None).await;
+    assert_eq!(svc.deposit(&co.key, &batch, "identite", &support::png(64, 9)).await.0, 201);
+    svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
+    let done = svc
+        .wait_batch(&co.key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
+        .await;
+    assert_eq!(done["counts"]["succeeded"], 1, "an analysis still runs confined: {done}");
+
+    let children = support::children::analysis_children(&svc);
+    assert!(!children.is_empty(), "an analysis child is alive after a document");
+    for child in &children {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.pid)).expect("the child's status");
+        assert!(status.contains("NoNewPrivs:\t1"), "child {}: {status}", child.pid);
+        assert!(status.contains("Seccomp:\t2"), "child {}: {status}", child.pid);
+        let unexpected: Vec<&String> = child
+            .variables
+            .iter()
+            .filter(|v| !CHILD_VARIABLES.contains(&v.as_str()) && !v.starts_with("LC_"))
+            .collect();
+        assert!(unexpected.is_empty(), "child {} holds {unexpected:?}", child.pid);
+    }
+
+    support::eventually(Duration::from_secs(30), "the escape attempts of every role", || async {
+        let attempts = escape_attempts(&svc.log());
+        ["gateway", "worker"]
+            .iter()
+            .all(|role| attempts.iter().any(|(r, what, _)| r == role && what == "udp6 socket"))
+    })
+    .await;
+    assert!(svc.master_key_path().exists(), "the master key is there to be refused");
+    let attempts = escape_attempts(&svc.log());
+    for (role, what, outcome) in &attempts {
+        let refused = outcome.contains("Permission denied") || outcome.contains("Operation not permitted");
+        assert!(refused, "{role}'s child could {what}: {outcome}");
+    }
+    let tried = |role: &str, target: &str| attempts.iter().any(|(r, what, _)| r == role && what == target);
+    for role in ["gateway", "worker"] {
+        for target in ["master key", "tcp socket", "udp6 socket"] {
+            assert!(tried(role, target), "{role} did not try {target}: {attempts:?}");
+        }
+    }
+    assert!(tried("gateway", "database"), "{attempts:?}");
+}

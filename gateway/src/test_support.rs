@@ -73,6 +73,7 @@ pub async fn spawn_app() -> TestApp {
                 program: "/nonexistent/sceau".into(),
                 args: Vec::new(),
                 clock: DeadlineClock::Wall,
+                settings: Vec::new(),
             },
             1,
         ),

@@ -52,6 +52,11 @@ pub async fn start(
     store
         .write(move |tx| common::store::settings::set(tx, common::store::settings::PUBLIC_BASE, &recorded))
         .await?;
+    let edge_parsers = Sandbox::new(
+        SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?.with_cpu_deadline(gateway::inspect::BACKSTOP),
+        EDGE_PARSERS,
+    );
+    super::sandboxes::start(edge_parsers.clone(), config, "gateway", tasks);
     let state = AppState {
         store: store.clone(),
         blobs: backends.blobs.clone(),
@@ -68,10 +73,7 @@ pub async fn start(
         passwords: Arc::new(
             PasswordPool::for_this_machine().map_err(|e| anyhow::anyhow!("cannot start the password hashing threads: {e}"))?,
         ),
-        sandbox: Sandbox::new(
-            SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)?.with_cpu_deadline(gateway::inspect::BACKSTOP),
-            EDGE_PARSERS,
-        ),
+        sandbox: edge_parsers.clone(),
         edge_turns: Default::default(),
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,

@@ -4,6 +4,7 @@ pub mod gateway;
 pub mod notifier;
 pub mod presence;
 pub mod process;
+pub mod sandboxes;
 pub mod worker;
 
 /// Resolves on SIGTERM or Ctrl-C.

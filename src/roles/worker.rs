@@ -9,7 +9,8 @@ use common::sandbox::{Sandbox, SandboxCommand, ANALYSIS_ADDRESS_SPACE_MB};
 use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use worker::analysis::{BuiltinEngine, Engine, EngineOptions, SandboxedEngine};
+use worker::analysis::builtin::OnlineChecks;
+use worker::analysis::{sandboxed, BuiltinEngine, Engine, EngineOptions, SandboxedEngine};
 
 /// Sweeps between two looks at the trust list published in the blob store (10 s by default): an
 /// import reaches every worker host within that.
@@ -33,6 +34,9 @@ pub fn start(
         batch_pool,
         pools,
     } = engines(config, concurrency)?;
+    if let Some(pool) = pools.first() {
+        super::sandboxes::start(pool.clone(), config, "worker", tasks);
+    }
     let pool = worker::jobs::Worker {
         queue: backends.queue.clone(),
         blobs: backends.blobs.clone(),
@@ -79,9 +83,13 @@ pub fn start(
 /// the service's CPU priority, in a pool of their own (one pool serves both when it is 0), whose
 /// children are stopped while a journey is analysed.
 fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
-    let command = SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?.with_engine();
+    let command = SandboxCommand::current_exe(ANALYSIS_ADDRESS_SPACE_MB)?
+        .with_engine()
+        .with_settings(sandboxed::child_settings(config));
+    // The checks that go on the network run here, out of the sandbox; both engines share them.
+    let online = Arc::new(OnlineChecks::build(&EngineOptions::from_config(config))?);
     let realtime = Sandbox::new(command.clone(), concurrency + config.realtime_slots);
-    let journeys: Arc<dyn Engine> = Arc::new(SandboxedEngine::new(realtime.clone(), config.analysis_timeout));
+    let journeys: Arc<dyn Engine> = Arc::new(SandboxedEngine::new(realtime.clone(), config.analysis_timeout, online.clone()));
     if config.batch_nice == 0 {
         return Ok(Engines {
             batch: journeys.clone(),
@@ -93,7 +101,7 @@ fn engines(config: &Config, concurrency: usize) -> anyhow::Result<Engines> {
     let batch = Sandbox::new(command.with_lower_priority(config.batch_nice), concurrency);
     Ok(Engines {
         journeys,
-        batch: Arc::new(SandboxedEngine::new(batch.clone(), config.analysis_timeout)),
+        batch: Arc::new(SandboxedEngine::new(batch.clone(), config.analysis_timeout, online)),
         batch_pool: Some(batch.clone()),
         pools: vec![realtime, batch],
     })

@@ -243,6 +243,16 @@ impl Config {
         Self::layered(file, environment, flags)
     }
 
+    /// Defaults, then the process's `SCEAU_*` variables, without `./sceau.toml`: a sandbox child,
+    /// which gets its settings from its parent as variables and may not read the working directory.
+    pub fn from_environment() -> Result<Config, ConfigError> {
+        let environment = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+            .filter(|(name, _)| name.starts_with("SCEAU_"))
+            .map(|(name, value)| (name, value.to_string_lossy().into_owned()));
+        Self::layered(Toml::string(""), environment, &[])
+    }
+
     /// `file`, then `environment`, then `flags`, each overriding the one before.
     fn layered(
         file: impl figment::Provider,

@@ -1,19 +1,12 @@
-//! The child's side: set the limits, then answer requests one at a time until the parent closes
+//! The child's side: isolate itself, then answer requests one at a time until the parent closes
 //! the pipe. Nothing here may trust a byte it reads: lengths are capped by [`super::protocol`], and
-//! whatever a parser does with the files is bounded by the limits set before the first read.
+//! whatever a parser does with the files is bounded by the isolation set before the first read
+//! ([`super::isolation`]).
 
+use super::isolation::IsolationReport;
 use super::protocol::{self, Request, Response};
 use super::Task;
-use nix::sys::resource::{setrlimit, Resource};
 use std::io::{self, BufReader, BufWriter};
-
-/// Caps the child's address space (a parser's runaway allocation fails, and the child aborts) and
-/// turns core dumps off (a dump would write a customer's document to disk).
-pub fn apply_limits(address_space_mb: u64) -> nix::Result<()> {
-    let bytes = address_space_mb.saturating_mul(1024 * 1024);
-    setrlimit(Resource::RLIMIT_AS, bytes, bytes)?;
-    setrlimit(Resource::RLIMIT_CORE, 0, 0)
-}
 
 /// Lowers this process's CPU priority by `steps` (nice), before any thread or program starts, so
 /// that they all inherit it: a batch document's analysis yields the CPU to a journey's.
@@ -24,13 +17,13 @@ pub fn lower_priority(steps: u8) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Announces `ready` (the child's start, done or failed), then reads requests from stdin and writes
-/// each answer to stdout until stdin closes.
-pub fn serve(ready: Result<(), String>, mut handle: impl FnMut(Request) -> Response) -> io::Result<()> {
+/// Announces `ready` (the child's start, done with the isolation it enforces, or failed), then
+/// reads requests from stdin and writes each answer to stdout until stdin closes.
+pub fn serve(ready: Result<IsolationReport, String>, mut handle: impl FnMut(Request) -> Response) -> io::Result<()> {
     let mut input = BufReader::new(io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
-    let announce = match ready {
-        Ok(()) => Response::Done(serde_json::Value::Null),
+    let announce = match ready.and_then(|report| serde_json::to_value(report).map_err(|e| e.to_string())) {
+        Ok(report) => Response::Done(report),
         Err(message) => Response::Refused(message),
     };
     protocol::write_response(&mut output, &announce)?;
@@ -39,6 +32,11 @@ pub fn serve(ready: Result<(), String>, mut handle: impl FnMut(Request) -> Respo
         protocol::write_response(&mut output, &response)?;
     }
     Ok(())
+}
+
+/// Announces that this child will not serve, with why; the caller exits next.
+pub fn refuse(message: &str) -> io::Result<()> {
+    protocol::write_response(&mut io::stdout().lock(), &Response::Refused(message.to_owned()))
 }
 
 /// Decodes the task of `request` and answers with what `run` makes of it.

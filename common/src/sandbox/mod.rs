@@ -4,13 +4,17 @@
 //!
 //! The parent keeps a few children alive ([`Sandbox`]) and hands each one request at a time over
 //! its stdin and stdout ([`protocol`]); the child ([`child::serve`]) is the same `sceau` binary run
-//! as `sceau sandbox`, which sets its limits before it reads a byte.
+//! as `sceau sandbox`, which isolates itself ([`isolation`]) before it reads a byte.
 
 pub mod child;
 mod cpu_time;
+pub mod environment;
+pub mod escape;
+pub mod isolation;
 mod pause;
 mod pool;
 pub mod protocol;
+mod scratch;
 
 pub use pause::{Paused, MAX_PAUSE};
 pub use pool::{DeadlineClock, Sandbox, SandboxCommand, SandboxError};

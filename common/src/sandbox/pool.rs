@@ -3,11 +3,15 @@
 //! started included) and reaped; the next request starts a fresh one.
 
 use super::cpu_time::{self, Overrun};
+use super::environment;
+use super::isolation::IsolationReport;
 use super::pause::{Paused, Pauses};
 use super::protocol::{self, Response};
+use super::scratch::Scratch;
 use super::Task;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -32,6 +36,9 @@ const LOWER_PRIORITY_FLAG: &str = "--lower-priority";
 pub struct SandboxCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// The settings the child reads (`SCEAU_*`), beside the variables every child gets (see
+    /// [`environment`]).
+    pub settings: Vec<(String, OsString)>,
     /// How a request's deadline is counted.
     pub clock: DeadlineClock,
 }
@@ -65,8 +72,15 @@ impl SandboxCommand {
         Ok(Self {
             program: std::env::current_exe()?,
             args: vec!["sandbox".to_owned(), "--address-space-mb".to_owned(), address_space_mb.to_string()],
+            settings: Vec::new(),
             clock: DeadlineClock::Wall,
         })
+    }
+
+    /// Hands the child these settings, by their variable names (`SCEAU_DATA_DIR`).
+    pub fn with_settings(mut self, settings: Vec<(String, OsString)>) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// Counts a request's deadline in the child's CPU time, and ends it after `backstop` on the
@@ -150,6 +164,10 @@ struct Worker {
     uses: u32,
     /// The pool's generation when it started.
     generation: u64,
+    /// What the child enforced on itself, from its ready frame.
+    isolation: IsolationReport,
+    /// Its temporary directory, removed once it is gone (declared last: dropped after the child).
+    _scratch: Scratch,
 }
 
 impl Sandbox {
@@ -280,54 +298,113 @@ impl Sandbox {
         }
     }
 
+    /// What the children of this pool enforce on themselves: the report of an idle child, or of
+    /// one started for the question (it then waits, idle, for the first work: a role asks at its
+    /// start, so its first document does not wait for a child either).
+    pub async fn isolation(&self) -> Result<IsolationReport, SandboxError> {
+        let _permit = self
+            .inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Unavailable("the sandbox is closed".to_owned()))?;
+        let worker = match self.take_idle() {
+            Some(worker) => worker,
+            None => self.spawn().await?,
+        };
+        let report = worker.isolation;
+        self.give_back(worker).await;
+        Ok(report)
+    }
+
     /// Starts a child and waits for its ready frame, so its start is not charged to a document.
     async fn spawn(&self) -> Result<Worker, SandboxError> {
         let command = &self.inner.command;
-        let mut child = tokio::process::Command::new(&command.program);
-        for name in secret_variables() {
-            child.env_remove(name);
-        }
-        let mut child = child
+        let scratch = Scratch::create(&std::env::temp_dir())
+            .map_err(|e| SandboxError::Unavailable(format!("cannot create the child's temporary directory: {e}")))?;
+        let mut child = tokio::process::Command::new(&command.program)
             .args(&command.args)
+            // Nothing of the service's environment but what is named (see `environment`).
+            .env_clear()
+            .envs(environment::allowed(std::env::vars_os()))
+            .envs(command.settings.iter().map(|(name, value)| (name, value)))
+            .env(environment::MALLOC_ARENAS.0, environment::MALLOC_ARENAS.1)
+            .env("TMPDIR", scratch.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             // Its own group, so a kill reaches the programs it starts (OCR, rendering).
             .process_group(0)
-            // Fewer malloc arenas: each reserves address space the limit counts.
-            .env("MALLOC_ARENA_MAX", "2")
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| SandboxError::Unavailable(format!("cannot start {}: {e}", command.program.display())))?;
         let (Some(stdin), Some(stdout), Some(pid)) = (child.stdin.take(), child.stdout.take(), child.id()) else {
             return Err(SandboxError::Unavailable("the child has no pipes".to_owned()));
         };
-        let mut worker = Worker {
+        let mut starting = Starting {
             child,
             stdin,
             stdout: BufReader::new(stdout),
             pid,
+        };
+        let ready = tokio::time::timeout(START_DEADLINE, protocol::read_response(&mut starting.stdout)).await;
+        let report = match ready {
+            Ok(Ok(Response::Done(report))) => {
+                serde_json::from_value::<IsolationReport>(report).map_err(|e| format!("its ready frame is not an isolation report: {e}"))
+            }
+            Ok(Ok(Response::Refused(message))) => Err(format!("the child could not start: {message}")),
+            Ok(Err(error)) => {
+                let status = tokio::time::timeout(Duration::from_secs(2), starting.child.wait()).await;
+                Err(format!("the child could not start ({status:?}): {error}"))
+            }
+            Err(_) => Err("the child did not start in time".to_owned()),
+        };
+        let isolation = match report {
+            Ok(report) => report,
+            Err(message) => {
+                if let Ok(pid) = i32::try_from(starting.pid) {
+                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+                }
+                let _ = starting.child.wait().await;
+                return Err(SandboxError::Unavailable(message));
+            }
+        };
+        announce_gaps(&isolation);
+        Ok(Worker {
+            child: starting.child,
+            stdin: starting.stdin,
+            stdout: starting.stdout,
+            pid: starting.pid,
             uses: 0,
             generation: self.inner.generation.load(Ordering::SeqCst),
-        };
-        match tokio::time::timeout(START_DEADLINE, protocol::read_response(&mut worker.stdout)).await {
-            Ok(Ok(Response::Done(_))) => Ok(worker),
-            Ok(Ok(Response::Refused(message))) => {
-                worker.stop().await;
-                Err(SandboxError::Unavailable(format!("the child could not start: {message}")))
-            }
-            Ok(Err(error)) => {
-                let status = worker.end().await;
-                Err(SandboxError::Unavailable(format!(
-                    "the child could not start ({status:?}): {error}"
-                )))
-            }
-            Err(_) => {
-                worker.stop().await;
-                Err(SandboxError::Unavailable("the child did not start in time".to_owned()))
-            }
-        }
+            isolation,
+            _scratch: scratch,
+        })
     }
+}
+
+/// A child between its start and its ready frame.
+struct Starting {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pid: u32,
+}
+
+/// Says once per process, at the first child's start, what isolation this kernel or these
+/// privileges leave out (the roles start a child at their own start, see [`Sandbox::isolation`]).
+fn announce_gaps(report: &IsolationReport) {
+    static ANNOUNCED: std::sync::Once = std::sync::Once::new();
+    ANNOUNCED.call_once(|| {
+        let gaps = report.gaps();
+        if !gaps.is_empty() {
+            let missing: Vec<String> = gaps.iter().map(|f| format!("{}: {}", f.name, f.detail)).collect();
+            tracing::warn!(
+                missing = missing.join("; "),
+                "the sandbox children run with less isolation than they can have"
+            );
+        }
+    });
 }
 
 impl Worker {
@@ -365,18 +442,6 @@ impl Worker {
             let _ = self.child.start_kill();
         }
     }
-}
-
-/// Variables of the service's environment that hold credentials no child needs: the object
-/// store's (`AWS_*`) and the URLs of the broker, Redis and mail server (with their passwords), and
-/// where the master key is. A parser that went wrong in a child can read its own environment.
-const KEPT_FROM_CHILDREN: &[&str] = &["SCEAU_AMQP_URL", "SCEAU_REDIS_URL", "SCEAU_SMTP_URL", "SCEAU_MASTER_KEY_FILE"];
-
-fn secret_variables() -> impl Iterator<Item = std::ffi::OsString> {
-    std::env::vars_os().map(|(name, _)| name).filter(|name| {
-        name.to_str()
-            .is_some_and(|name| name.starts_with("AWS_") || KEPT_FROM_CHILDREN.contains(&name))
-    })
 }
 
 /// A child killed by a signal died on the work (its memory limit makes an allocation fail and the

@@ -1,8 +1,12 @@
 //! The engine as workers run it: each document is analysed in a sandbox child (see
 //! `common::sandbox`), so a file that exhausts memory or time ends as a finding on that document,
-//! never as a dead worker. The child runs the very same [`BuiltinEngine`].
+//! never as a dead worker. The child runs the very same [`BuiltinEngine`], up to its [`Draft`]; the
+//! checks that go on the network (the online register, the external service, and its token) stay
+//! with the worker, since the child has no network ([`OnlineChecks`]).
 
+use super::builtin::{Draft, OnlineChecks};
 use super::engine::{Engine, EngineError};
+use super::twoddoc::trust_list;
 use super::{BuiltinEngine, EngineOptions};
 use async_trait::async_trait;
 use common::analysis::{AnalysisInput, AnalysisReport};
@@ -11,6 +15,9 @@ use common::domain::DocumentCategory;
 use common::sandbox::protocol::{Request, Response};
 use common::sandbox::{child, Sandbox, SandboxError, Task};
 use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How much later than its parent's deadline the child's own engine timer would fire: never first,
@@ -27,23 +34,67 @@ pub struct AnalyseTask {
 
 impl Task for AnalyseTask {
     const NAME: &'static str = "analyse";
-    type Output = Result<AnalysisReport, EngineError>;
+    type Output = Result<Draft, EngineError>;
 }
 
-/// The worker's engine: [`BuiltinEngine`] behind the sandbox.
+/// The worker's engine: [`BuiltinEngine`] behind the sandbox, then the online checks.
 pub struct SandboxedEngine {
     sandbox: Sandbox,
     deadline: Duration,
+    online: Arc<OnlineChecks>,
 }
 
 impl SandboxedEngine {
-    /// `timeout` is the longest analysis of one document; its child is killed then.
-    pub fn new(sandbox: Sandbox, timeout: Duration) -> Self {
+    /// `timeout` is the longest analysis of one document in its child, which is killed then.
+    pub fn new(sandbox: Sandbox, timeout: Duration, online: Arc<OnlineChecks>) -> Self {
         Self {
             sandbox,
             deadline: timeout,
+            online,
         }
     }
+}
+
+/// The settings a child that analyses reads, by their variable names: those of the offline
+/// engine, from the worker's configuration (its file and flags included). The online register's
+/// URL, the external service's and its token are not among them: the worker keeps those.
+pub fn child_settings(config: &Config) -> Vec<(String, OsString)> {
+    let absolute = |path: &PathBuf| std::path::absolute(path).unwrap_or_else(|_| path.clone()).into_os_string();
+    let mut settings = vec![
+        ("SCEAU_DATA_DIR".to_owned(), absolute(&config.data_dir)),
+        ("SCEAU_TESSERACT".to_owned(), config.tesseract.clone().into_os_string()),
+        (
+            "SCEAU_ANALYSIS_TIMEOUT_SECONDS".to_owned(),
+            config.analysis_timeout.as_secs().to_string().into(),
+        ),
+        ("SCEAU_ACCEPT_TEST_CA".to_owned(), config.accept_test_ca.to_string().into()),
+    ];
+    if let Some(dir) = &config.trust_dir {
+        settings.push(("SCEAU_TRUST_DIR".to_owned(), absolute(dir)));
+    }
+    if let Some(file) = &config.issuer_register_file {
+        settings.push(("SCEAU_ISSUER_REGISTER_FILE".to_owned(), absolute(file)));
+    }
+    settings
+}
+
+/// What a child that analyses may read beside the system's files (see
+/// `common::sandbox::isolation::landlock`): the imported trust list's folder of the data directory
+/// (nothing else of it), the operator's certificates and register, and the OCR program when it is
+/// not a system one. Read-only.
+pub fn readable_paths(config: &Config) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = trust_list::imported_path(&config.data_dir)
+        .parent()
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    paths.extend(config.trust_dir.clone());
+    paths.extend(config.issuer_register_file.clone());
+    if config.tesseract.components().count() > 1 {
+        paths.push(config.tesseract.clone());
+    }
+    paths.extend(std::env::var_os("TESSDATA_PREFIX").map(PathBuf::from));
+    paths
 }
 
 #[async_trait]
@@ -58,10 +109,11 @@ impl Engine for SandboxedEngine {
             .chain(input.back.as_deref())
             .chain(input.selfie.as_deref())
             .collect();
-        match self.sandbox.run(&task, &files, self.deadline).await {
-            Ok(result) => result,
-            Err(error) => Err(over_limits(error)),
-        }
+        let draft = match self.sandbox.run(&task, &files, self.deadline).await {
+            Ok(result) => result?,
+            Err(error) => return Err(over_limits(error)),
+        };
+        Ok(self.online.finish(draft, &input).await)
     }
 
     fn name(&self) -> &'static str {
@@ -82,17 +134,22 @@ fn over_limits(error: SandboxError) -> EngineError {
     }
 }
 
-/// The child's analyser: builds the engine from the same configuration as its parent on the first
-/// document, then analyses each one it is sent.
+/// The child's analyser: builds the engine from the settings its parent handed it on the first
+/// document (or at its start), then drafts the report of each one it is sent.
 pub struct ChildAnalyser {
     runtime: tokio::runtime::Runtime,
+    config: Config,
     engine: Option<BuiltinEngine>,
 }
 
 impl ChildAnalyser {
-    pub fn new() -> std::io::Result<Self> {
+    pub fn new(config: Config) -> std::io::Result<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        Ok(Self { runtime, engine: None })
+        Ok(Self {
+            runtime,
+            config,
+            engine: None,
+        })
     }
 
     /// Answers one `analyse` request.
@@ -104,7 +161,7 @@ impl ChildAnalyser {
         let runtime = &self.runtime;
         child::answer::<AnalyseTask>(request, |task, files| {
             let input = input_from(task, files)?;
-            runtime.block_on(engine.analyse(input))
+            runtime.block_on(engine.draft(input))
         })
     }
 
@@ -115,8 +172,7 @@ impl ChildAnalyser {
 
     fn engine(&mut self) -> Result<&BuiltinEngine, String> {
         if self.engine.is_none() {
-            let config = Config::load(&[]).map_err(|e| e.to_string())?;
-            let mut options = EngineOptions::from_config(&config);
+            let mut options = EngineOptions::from_config(&self.config);
             options.timeout += CHILD_TIMER_SLACK;
             // The parent built the same engine at start and logged its warnings once.
             let engine = tracing::subscriber::with_default(tracing::subscriber::NoSubscriber::default(), || BuiltinEngine::build(options))

@@ -10,11 +10,11 @@ use super::file::OpenedFile;
 use super::findings::{Evidence, Findings};
 use super::page;
 use super::seal::{self, SealOutcome};
-use crate::analysis::issuer::IssuerRegister;
+use crate::analysis::issuer::{self, IssuerRegister, OnlineRegister, Siren};
 use crate::analysis::text::{ocr::Ocr, TextSource, VisibleText};
 use crate::analysis::twoddoc::{data_matches, TrustStore, TwoDDocFinding};
 
-/// What is read from the page on a blocking thread, before the register (which may go online) is asked.
+/// What is read from the page on a blocking thread, before the register is asked.
 pub struct PageReading {
     seal: SealOutcome,
     /// The page's text; `None` when it could not be read (no text layer and no OCR).
@@ -60,8 +60,10 @@ fn both_readings(first: &VisibleText, closer: VisibleText) -> VisibleText {
     }
 }
 
-/// Concludes on the page: seal and data first, the issuer register when no seal verified.
-pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findings {
+/// Concludes on the page: seal and data first, the offline issuer register when no seal verified.
+/// Also returns the SIRENs to ask the online register about, when the offline one confirmed none:
+/// the worker asks it, out of the sandbox ([`weigh_issuer_online`]).
+pub fn conclude(reading: PageReading, register: &IssuerRegister) -> (Findings, Option<Vec<Siren>>) {
     let mut findings = Findings::new();
     findings.checked(Check::FileIntegrity, reading.forensics.is_empty());
     findings.add(reading.forensics);
@@ -74,15 +76,17 @@ pub async fn conclude(reading: PageReading, register: &IssuerRegister) -> Findin
         SealOutcome::Absent => {}
     }
     // A seal that is there but does not hold raised its own anomaly; a register cannot outweigh it.
-    if findings.two_d_doc.is_none() {
-        weigh_issuer(&mut findings, reading.text.as_ref(), register).await;
-    }
+    let online = if findings.two_d_doc.is_none() {
+        weigh_issuer(&mut findings, reading.text.as_ref(), register)
+    } else {
+        None
+    };
     if findings.document_type == DocumentType::Inconnu {
         if let Some(text) = &reading.text {
             findings.document_type = doc_kind::from_text(&text.text);
         }
     }
-    findings
+    (findings, online)
 }
 
 /// The seal's signature, then whether its data are those printed on the page.
@@ -95,22 +99,50 @@ fn weigh_seal(findings: &mut Findings, finding: &TwoDDocFinding, text: Option<&V
     findings.document_country = seal::country(&finding.header);
 }
 
-/// Without a seal, only a confirmed issuer can vouch for the document.
-async fn weigh_issuer(findings: &mut Findings, text: Option<&VisibleText>, register: &IssuerRegister) {
+/// Without a seal, only a confirmed issuer can vouch for the document. Returns the SIRENs left for
+/// the online register (its check and its conclusion are then [`weigh_issuer_online`]'s).
+fn weigh_issuer(findings: &mut Findings, text: Option<&VisibleText>, register: &IssuerRegister) -> Option<Vec<Siren>> {
     let Some(text) = text else {
         findings.add_code(AnomalyCode::IssuerNotConfirmed);
-        return;
+        return None;
     };
-    let check = register.confirm(&text.text).await;
-    findings.checked(Check::IssuerRegister, check.confirmed.is_some());
+    let check = register.confirm_offline(&text.text);
     if !check.invalid.is_empty() {
         findings.add_code(AnomalyCode::IssuerIdentifierInvalid);
     }
     match check.confirmed {
         Some(_) => {
-            findings.evidence = Evidence::ConfirmedIssuer;
-            findings.document_country.get_or_insert_with(|| "FRA".to_owned());
+            findings.checked(Check::IssuerRegister, true);
+            confirmed_issuer(findings);
+            None
         }
-        _ => findings.add_code(AnomalyCode::IssuerNotConfirmed),
+        None if !check.labelled.is_empty() => Some(check.labelled),
+        None => {
+            findings.checked(Check::IssuerRegister, false);
+            findings.add_code(AnomalyCode::IssuerNotConfirmed);
+            None
+        }
     }
+}
+
+/// The online register's answer about the SIRENs the offline one did not know (none configured:
+/// not confirmed).
+pub async fn weigh_issuer_online(findings: &mut Findings, candidates: &[Siren], online: Option<&OnlineRegister>) {
+    let confirmed = match online {
+        Some(online) => issuer::confirm_online(online, candidates).await,
+        None => None,
+    };
+    findings.checked(Check::IssuerRegister, confirmed.is_some());
+    match confirmed {
+        Some(issuer) => {
+            tracing::debug!(siren = %issuer.siren, source = ?issuer.source, "issuer confirmed");
+            confirmed_issuer(findings);
+        }
+        None => findings.add_code(AnomalyCode::IssuerNotConfirmed),
+    }
+}
+
+fn confirmed_issuer(findings: &mut Findings) {
+    findings.evidence = Evidence::ConfirmedIssuer;
+    findings.document_country.get_or_insert_with(|| "FRA".to_owned());
 }

@@ -5,7 +5,7 @@ use common::analysis::{Check, CheckOutcome};
 use common::domain::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
 
 /// What positively establishes a document; the verdict needs one to be favourable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Evidence {
     /// Nothing could be verified: no seal, no MRZ, no confirmed issuer.
     Nothing,
@@ -17,8 +17,9 @@ pub enum Evidence {
     ConfirmedIssuer,
 }
 
-/// The findings of every check on one document.
-#[derive(Debug, Clone)]
+/// The findings of every check on one document (they travel from the sandbox child to the worker,
+/// which adds those of the checks that go on the network).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Findings {
     pub anomalies: Vec<Anomaly>,
     pub evidence: Evidence,

@@ -8,6 +8,7 @@ mod doc_kind;
 mod file;
 mod findings;
 mod identity;
+mod online;
 mod page;
 mod seal;
 mod selfie;
@@ -28,12 +29,14 @@ use common::config::Config;
 use common::domain::{Anomaly, DocumentCategory};
 
 use super::engine::{Engine, EngineError};
-use super::external::{ExternalEngine, ExternalError, ExternalOptions};
+use super::external::{ExternalError, ExternalOptions};
 use super::issuer::{IssuerRegister, RegisterError, RegisterOptions};
 use super::text::ocr::{Ocr, OcrOptions};
 use super::twoddoc::trust_list::{self, TrustListError};
 use super::twoddoc::{TrustError, TrustOptions, TrustStore};
 use findings::Findings;
+use online::Pending;
+pub use online::{Draft, OnlineChecks};
 
 /// How to build the engine; [`EngineOptions::from_config`] reads the operator's settings.
 #[derive(Debug, Clone)]
@@ -97,9 +100,10 @@ pub struct BuiltinEngine {
 
 struct Parts {
     trust: TrustStore,
+    /// The offline register: the online one is [`OnlineChecks`]'.
     register: IssuerRegister,
     ocr: Ocr,
-    external: Option<ExternalEngine>,
+    online: OnlineChecks,
     timeout: Duration,
     reference_date: Option<NaiveDate>,
 }
@@ -121,7 +125,11 @@ impl BuiltinEngine {
         for warning in trust.warnings() {
             tracing::warn!(warning = warning.as_str(), "trust store");
         }
-        let register = IssuerRegister::build(&options.register)?;
+        let register = IssuerRegister::build(&RegisterOptions {
+            online_url: None,
+            ..options.register.clone()
+        })?;
+        let online = OnlineChecks::build(&options)?;
         let ocr = Ocr::new(options.ocr);
         if let Err(error) = ocr.probe() {
             tracing::warn!(%error, "OCR is unavailable: photographed documents cannot have their text compared with their seal");
@@ -129,12 +137,11 @@ impl BuiltinEngine {
         if let Err(error) = super::datamatrix::render::probe(&super::datamatrix::render::RenderOptions::default()) {
             tracing::warn!(%error, "pdftoppm is unavailable: 2D-Doc seals drawn as vectors in PDFs will not be found");
         }
-        let external = options.external.map(ExternalEngine::new).transpose()?;
         tracing::info!(
             authorities = trust.authorities().count(),
             certificates = trust.certificates().count(),
             issuers = register.len(),
-            external = external.is_some(),
+            external = online.has_external(),
             trust_list_sequence = list.summary.sequence,
             trust_list_issued = %list.summary.issued.format("%Y-%m-%d"),
             trust_list_origin = ?list.summary.origin,
@@ -145,7 +152,7 @@ impl BuiltinEngine {
                 trust,
                 register,
                 ocr,
-                external,
+                online,
                 timeout: options.timeout,
                 reference_date: options.reference_date,
             }),
@@ -156,20 +163,46 @@ impl BuiltinEngine {
         self.parts.reference_date.unwrap_or_else(|| chrono::Utc::now().date_naive())
     }
 
-    async fn analyse_within_limits(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
+    /// Everything but the checks that go on the network: what a sandbox child does (it has no
+    /// network); [`OnlineChecks::finish`] does the rest.
+    pub async fn draft(&self, input: AnalysisInput) -> Result<Draft, EngineError> {
+        Ok(self.draft_keeping(input).await?.0)
+    }
+
+    /// [`Self::draft`], giving the input back for the online checks.
+    async fn draft_keeping(&self, input: AnalysisInput) -> Result<(Draft, AnalysisInput), EngineError> {
+        let limit = self.parts.timeout;
+        tokio::time::timeout(limit, self.draft_within_limits(input))
+            .await
+            // Its blocking thread cannot be stopped and would run on beside a retry: a timeout is the
+            // document's finding, never retried. (Workers run the engine in a sandbox child, which
+            // their parent kills at the deadline; see `sandboxed`.)
+            .map_err(|_| EngineError::Unsupported(format!("the analysis took longer than {} s", limit.as_secs())))?
+    }
+
+    async fn draft_within_limits(&self, input: AnalysisInput) -> Result<(Draft, AnalysisInput), EngineError> {
         let today = self.today();
         let (reading, pages, input) = self.read(input, today).await?;
-        let mut findings = match reading {
-            Reading::Administrative(page) => administrative::conclude(page, &self.parts.register).await,
-            Reading::Identity(sides) => identity::conclude(*sides, today),
+        let (findings, issuer) = match reading {
+            Reading::Administrative(page) => administrative::conclude(page, &self.parts.register),
+            Reading::Identity(sides) => (identity::conclude(*sides, today), None),
             Reading::Unusable(why) => {
                 let mut findings = Findings::new();
                 findings.add([why]);
-                return Ok(report(findings, pages));
+                let draft = Draft {
+                    findings,
+                    pages,
+                    pending: None,
+                };
+                return Ok((draft, input));
             }
         };
-        selfie::weigh(&mut findings, &input, self.parts.external.as_ref()).await;
-        Ok(report(findings, pages))
+        let draft = Draft {
+            findings,
+            pages,
+            pending: Some(Pending { issuer }),
+        };
+        Ok((draft, input))
     }
 
     /// The pixel work, on a blocking thread. A panic there is resumed here so the job loop treats
@@ -224,16 +257,17 @@ fn report(findings: Findings, pages: u32) -> AnalysisReport {
     }
 }
 
+/// The whole engine in one process (tests, benchmarks): the draft, then the online checks.
 #[async_trait]
 impl Engine for BuiltinEngine {
     async fn analyse(&self, input: AnalysisInput) -> Result<AnalysisReport, EngineError> {
         let limit = self.parts.timeout;
-        tokio::time::timeout(limit, self.analyse_within_limits(input))
+        let started = std::time::Instant::now();
+        let (draft, input) = self.draft_keeping(input).await?;
+        let finish = self.parts.online.finish(draft, &input);
+        tokio::time::timeout(limit.saturating_sub(started.elapsed()), finish)
             .await
-            // Its blocking thread cannot be stopped and would run on beside a retry: a timeout is the
-            // document's finding, never retried. (Workers run the engine in a sandbox child, which
-            // their parent kills at the deadline; see `sandboxed`.)
-            .map_err(|_| EngineError::Unsupported(format!("the analysis took longer than {} s", limit.as_secs())))?
+            .map_err(|_| EngineError::Unsupported(format!("the analysis took longer than {} s", limit.as_secs())))
     }
 
     fn name(&self) -> &'static str {

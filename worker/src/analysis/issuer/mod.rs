@@ -78,6 +78,9 @@ pub struct IssuerCheck {
     pub invalid: Vec<IdentifierKind>,
     /// The first found SIREN the registers confirm.
     pub confirmed: Option<Issuer>,
+    /// The SIRENs the document labels as such (at most [`MAX_ONLINE_LOOKUPS`]): those the online
+    /// register is asked about.
+    pub labelled: Vec<Siren>,
 }
 
 /// The issuer register: built once at start, shared by every job slot (`Send + Sync`).
@@ -90,11 +93,7 @@ pub struct IssuerRegister {
 impl IssuerRegister {
     pub fn build(options: &RegisterOptions) -> Result<Self, RegisterError> {
         let offline = register::load(options.extra_file.as_deref())?;
-        let online = options
-            .online_url
-            .as_deref()
-            .map(|url| OnlineRegister::new(url, options.online_timeout))
-            .transpose()?;
+        let online = online_register(options)?;
         Ok(Self { offline, online })
     }
 
@@ -120,16 +119,10 @@ impl IssuerRegister {
     /// the offline register for every valid SIREN, then, if configured, the online one for the
     /// labelled SIRENs only (any nine digits passing Luhn would otherwise send one request in ten).
     pub async fn confirm(&self, visible_text: &str) -> IssuerCheck {
-        let identifiers = find_identifiers(visible_text);
-        let mut check = IssuerCheck {
-            found: identifiers.found.iter().map(|f| f.siren.clone()).collect(),
-            invalid: identifiers.invalid,
-            confirmed: None,
-        };
-        check.confirmed = check.found.iter().find_map(|siren| self.lookup(siren));
+        let mut check = self.confirm_offline(visible_text);
         if check.confirmed.is_none() {
             if let Some(online) = &self.online {
-                check.confirmed = confirm_online(online, &identifiers.found).await;
+                check.confirmed = confirm_online(online, &check.labelled).await;
             }
         }
         if let Some(issuer) = &check.confirmed {
@@ -137,17 +130,47 @@ impl IssuerRegister {
         }
         check
     }
+
+    /// What the offline register alone says: the sandbox child's part, which has no network; the
+    /// worker asks the online register about [`IssuerCheck::labelled`] afterwards.
+    pub fn confirm_offline(&self, visible_text: &str) -> IssuerCheck {
+        let identifiers = find_identifiers(visible_text);
+        let mut check = IssuerCheck {
+            found: identifiers.found.iter().map(|f| f.siren.clone()).collect(),
+            invalid: identifiers.invalid,
+            confirmed: None,
+            labelled: identifiers
+                .found
+                .iter()
+                .filter(|f| f.labelled)
+                .take(MAX_ONLINE_LOOKUPS)
+                .map(|f| f.siren.clone())
+                .collect(),
+        };
+        check.confirmed = check.found.iter().find_map(|siren| self.lookup(siren));
+        check
+    }
 }
 
-async fn confirm_online(online: &OnlineRegister, found: &[FoundSiren]) -> Option<Issuer> {
-    for candidate in found.iter().filter(|f| f.labelled).take(MAX_ONLINE_LOOKUPS) {
-        if let OnlineAnswer::Active(name) = online.lookup(&candidate.siren).await {
+/// The first of `candidates` the online register knows as an active company.
+pub async fn confirm_online(online: &OnlineRegister, candidates: &[Siren]) -> Option<Issuer> {
+    for candidate in candidates.iter().take(MAX_ONLINE_LOOKUPS) {
+        if let OnlineAnswer::Active(name) = online.lookup(candidate).await {
             return Some(Issuer {
-                siren: candidate.siren.clone(),
+                siren: candidate.clone(),
                 name,
                 source: IssuerSource::Online,
             });
         }
     }
     None
+}
+
+/// The online register of `options`, when one is configured.
+pub fn online_register(options: &RegisterOptions) -> Result<Option<OnlineRegister>, RegisterError> {
+    options
+        .online_url
+        .as_deref()
+        .map(|url| OnlineRegister::new(url, options.online_timeout))
+        .transpose()
 }

@@ -16,9 +16,25 @@ const LABEL_AFTER: usize = 16;
 /// Longest text searched; a page's text is a few kilobytes.
 const MAX_TEXT_CHARS: usize = 1_000_000;
 
-/// A SIREN, validated: nine ASCII digits passing the Luhn check.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A SIREN, validated: nine ASCII digits passing the Luhn check (also when read back from a
+/// sandbox child, which the worker does not trust).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct Siren(String);
+
+impl From<Siren> for String {
+    fn from(siren: Siren) -> String {
+        siren.0
+    }
+}
+
+impl TryFrom<String> for Siren {
+    type Error = SirenError;
+
+    fn try_from(text: String) -> Result<Self, SirenError> {
+        Siren::parse(&text)
+    }
+}
 
 /// Why a string is not a SIREN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
