@@ -93,12 +93,13 @@ impl Book {
         Some(connection)
     }
 
-    /// Closes the connection idle for the longest time; false when every one is at work.
-    fn evict_oldest_idle(&mut self) -> bool {
+    /// Closes the connection idle for the longest time, among those of `key` when given; false
+    /// when every one is at work.
+    fn evict_oldest_idle(&mut self, key: Option<&str>) -> bool {
         let oldest = self
             .open
             .iter()
-            .filter(|(_, c)| c.in_flight == 0)
+            .filter(|(_, c)| c.in_flight == 0 && key.is_none_or(|key| c.key.as_deref() == Some(key)))
             .min_by_key(|(id, c)| (c.idle_since, **id))
             .map(|(id, _)| *id);
         match oldest.and_then(|id| self.forget(id)) {
@@ -128,9 +129,16 @@ impl Admission {
     pub fn admit(self: &Arc<Self>, key: Option<String>) -> Result<Ticket, Refusal> {
         let mut book = self.book();
         if let Some(key) = &key {
-            book.take_share(key, self.limits.per_address)?;
+            // An address at its share makes room among its own idle connections (a client's
+            // pool of kept-alive ones), never among others'.
+            if book.take_share(key, self.limits.per_address).is_err() {
+                if !book.evict_oldest_idle(Some(key)) {
+                    return Err(Refusal::AddressFull);
+                }
+                book.take_share(key, self.limits.per_address)?;
+            }
         }
-        if book.open.len() >= self.limits.total && !book.evict_oldest_idle() {
+        if book.open.len() >= self.limits.total && !book.evict_oldest_idle(None) {
             if let Some(key) = &key {
                 book.give_share(key);
             }
@@ -260,14 +268,30 @@ mod tests {
     fn one_address_holds_its_share_and_no_more() {
         let edge = admission(10, 2);
         let a = edge.admit(key("192.0.2.1")).expect("first");
-        let _b = edge.admit(key("192.0.2.1")).expect("second");
+        let _a_works = a.requests().start();
+        let b = edge.admit(key("192.0.2.1")).expect("second");
+        let _b_works = b.requests().start();
         assert_eq!(edge.admit(key("192.0.2.1")).unwrap_err(), Refusal::AddressFull);
+        drop(_a_works);
         // Another address is not concerned.
         let _c = edge.admit(key("192.0.2.2")).expect("another address");
         // A closed connection gives its share back.
         drop(a);
         let _d = edge.admit(key("192.0.2.1")).expect("share given back");
         assert_eq!(edge.open(), 3);
+    }
+
+    #[test]
+    fn an_address_at_its_share_makes_room_among_its_own_idle_connections() {
+        let edge = admission(10, 2);
+        let other = edge.admit(key("192.0.2.9")).expect("another address, idle and older");
+        let pooled = edge.admit(key("192.0.2.1")).expect("1");
+        let working = edge.admit(key("192.0.2.1")).expect("2");
+        let _works = working.requests().start();
+        let _third = edge.admit(key("192.0.2.1")).expect("its idle one made room");
+        assert!(pooled.evicted().is_cancelled());
+        assert!(!working.evicted().is_cancelled());
+        assert!(!other.evicted().is_cancelled(), "never another address's connection");
     }
 
     #[test]
