@@ -98,7 +98,7 @@ async fn a_folder_of_450_documents_is_deposited_in_three_batches_through_a_kill_
     let svc = Service::start(&[]).await;
     let co = svc.company();
     // Images due for purge as soon as analysed: the 400 non-purged documents limit frees as it goes.
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     let folder = TempDir::new("deposit");
     documents(&folder.0, FILES);
     let out = svc.dir.0.join("results.csv");
@@ -256,7 +256,7 @@ async fn blocker(svc: &Service, key: &str, n: usize) -> String {
 async fn the_document_limit_is_waited_out_a_run_that_gives_up_resumes_and_a_bad_file_is_refused() {
     let svc = Service::start(&[]).await;
     let co = svc.company();
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     // 396 documents held by two open batches of another tool: the client may hold 4 at a time.
     let blockers = [blocker(&svc, &co.key, 200).await, blocker(&svc, &co.key, 196).await];
     let folder = TempDir::new("deposit-limit");

@@ -138,8 +138,20 @@ async fn certificate_is_a_valid_pdf_and_images_are_purged_after_retention() {
     let (s, b) = svc.get(&co.key, &format!("/api/v1/consultations/{csl}/images/face")).await;
     assert_eq!((s, b["field"].as_str()), (400, Some("side")));
 
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
     let image = format!("/api/v1/consultations/{csl}/images/recto");
+    // Lowering retention says what it would delete, and deletes nothing until confirmed.
+    let unconfirmed = svc.admin_raw(&["company", "set", &co.id, "--retention-days", "0"], false);
+    assert!(!unconfirmed.status.success(), "a retention that deletes images needs --yes");
+    let err = String::from_utf8_lossy(&unconfirmed.stderr);
+    let named: u64 = err
+        .split("deletes ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(named > 0 && err.contains("--yes"), "the refusal names what would go: {err}");
+    assert_eq!(svc.get(&co.key, &image).await.0, 200, "nothing was purged");
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     support::eventually(Duration::from_secs(10), "the image is purged", || async {
         svc.get(&co.key, &image).await.0 == 404
     })

@@ -156,7 +156,7 @@ async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_
     support::eventually(WAIT, "the uploads are released", || async { uploads_stored(&svc, &id) == 0 }).await;
 
     // Retention purges journey images like batch images; the consultation stays.
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     for side in ["recto", "selfie"] {
         let path = format!("/api/v1/consultations/{consultation_id}/images/{side}");
         support::eventually(WAIT, "the image is purged", || async { svc.get(&co.key, &path).await.0 == 404 }).await;
@@ -281,7 +281,7 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(uploads_stored(&svc, &id), 1, "kept until the retention has passed");
 
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     support::eventually(WAIT, "the expired journey's upload is deleted", || async {
         uploads_stored(&svc, &id) == 0
     })

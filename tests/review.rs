@@ -173,7 +173,7 @@ async fn reviewers_list_read_export_and_settle_results_of_real_journeys() {
     assert_eq!(hook.received().len(), 4, "nothing more was sent");
 
     // Once retention purged the image, the export reports it instead of failing.
-    svc.admin(&["company", "set", &co.id, "--retention-days", "0"]);
+    svc.admin(&["company", "set", &co.id, "--retention-days", "0", "--yes"]);
     let image = format!("/api/v1/consultations/{second}/images/recto");
     support::eventually(WAIT, "the image is purged", || async {
         svc.get(&co.key, &image).await.1["error"] == "image_purged"

@@ -4,7 +4,7 @@ use super::{id_arg, Ctx};
 use crate::output;
 use common::domain::Licence;
 use common::ids::CompanyId;
-use common::store::{companies, RepoError};
+use common::store::{companies, consultations, RepoError};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -39,12 +39,40 @@ enum Command {
         ai: Option<String>,
         #[arg(long)]
         retention_days: Option<u32>,
+        /// Confirms a lower retention that deletes images now (the command says how many).
+        #[arg(long)]
+        yes: bool,
     },
     /// Make a new webhook secret current (the previous one keeps signing for 24 h).
     RotateSecret {
         #[arg(value_parser = id_arg::<CompanyId>)]
         id: CompanyId,
     },
+}
+
+/// As the portal's settings page does, a retention that deletes images now is applied only once
+/// the operator has seen how many: without `--yes` the command refuses and says.
+async fn confirm_retention(ctx: &Ctx, id: &CompanyId, days: u32, now: chrono::DateTime<chrono::Utc>) -> Result<(), RepoError> {
+    let company = id.clone();
+    let (current, images) = ctx
+        .store
+        .read(move |c| {
+            let current = companies::get(c, &company)?.retention_days;
+            let images = if days < current {
+                consultations::purged_by_retention(c, &company, days, now)?
+            } else {
+                0
+            };
+            Ok::<_, RepoError>((current, images))
+        })
+        .await?;
+    if images == 0 {
+        return Ok(());
+    }
+    Err(RepoError::Refused(format!(
+        "lowering retention from {current} to {days} days deletes {images} image(s) of settled results now \
+         (those of results waiting for review are kept until settled); run again with --yes to confirm"
+    )))
 }
 
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
@@ -63,12 +91,20 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
         }
         Command::List => Ok(output::print(ctx.json, &json!({ "data": ctx.store.read(companies::list).await? }))),
         Command::Show { id } => Ok(output::print(ctx.json, &ctx.store.read(move |c| companies::get(c, &id)).await?)),
-        Command::Set { id, ai, retention_days } => {
+        Command::Set {
+            id,
+            ai,
+            retention_days,
+            yes,
+        } => {
             if ai.is_none() && retention_days.is_none() {
                 return Err(RepoError::Invalid {
                     field: "ai",
                     message: "give --ai and/or --retention-days".into(),
                 });
+            }
+            if let (Some(days), false) = (retention_days, yes) {
+                confirm_retention(ctx, &id, days, now).await?;
             }
             let ai = ai.map(|a| a == "on");
             Ok(output::print(
