@@ -111,6 +111,15 @@ async fn an_owner_joins_by_invitation_enrols_two_factor_and_signs_back_in_with_a
         b.screenshot(nav).await;
     }
 
+    // Lowering the retention asks first, on a page that says what it deletes.
+    b.client.goto(&svc.url("/portal/settings")).await.unwrap();
+    b.fill("input[name=retentionDays]", "0").await;
+    b.click_css("[data-testid='settings-form'] button[type=submit]").await;
+    assert!(b.path().await.starts_with("/portal/settings/confirm"), "{}", b.path().await);
+    assert!(b.testid_text("confirm-impact").await.contains("de 30 à 0 jours"));
+    b.assert_accessible().await;
+    b.screenshot("settings-confirm").await;
+
     // The link was single use.
     b.client.goto(&url).await.unwrap();
     assert!(b.body_text().await.contains("plus valable"), "{}", b.body_text().await);

@@ -128,6 +128,7 @@ words! {
     retention_held: "Les images d’un résultat en attente de relecture sont conservées jusqu’à la décision, quelle que soit la durée ; à 0, elles sont supprimées dès que le résultat est réglé.", "The images of a result waiting for review are kept until it is settled, whatever the retention; at 0 they are deleted as soon as the result is settled.";
     confirm_retention_title: "Réduire la durée de conservation", "Lower the image retention";
     confirm_retention: "Confirmer et supprimer", "Confirm and delete";
+    confirm_retention_keeps: "Confirmer", "Confirm";
     back_to_settings: "Revenir aux paramètres", "Back to the settings";
     two_factor_for_all: "Exiger la double authentification de chaque membre", "Require two-factor authentication of every member";
     settings_saved: "Paramètres enregistrés.", "Settings saved.";

@@ -80,9 +80,13 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Query(proposed)
                 input type="hidden" name="twoFactorRequired" value="on";
             }
             input type="hidden" name="confirmed" value="on";
-            button.danger type="submit" data-testid="confirm" { (t.confirm_retention) }
-            " "
-            a href="/portal/settings" { (t.back_to_settings) }
+            // "Delete" only when something will be.
+            @if images > 0 {
+                button.danger type="submit" data-testid="confirm" { (t.confirm_retention) }
+            } @else {
+                button type="submit" data-testid="confirm" { (t.confirm_retention_keeps) }
+            }
+            p { a href="/portal/settings" { (t.back_to_settings) } }
         }
     };
     Ok(layout::page(&signed, "/portal/settings", t.confirm_retention_title, None, body))
