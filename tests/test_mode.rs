@@ -144,7 +144,11 @@ async fn test_and_live_data_are_kept_apart_in_both_directions() {
             .find(|e| e.body["consultationId"] == id || e.body["batchId"] == id)
             .unwrap_or_else(|| panic!("an event for {id}: {:?}", events.iter().map(|e| &e.body).collect::<Vec<_>>()));
         assert!(event.signature_valid, "{}", event.body);
-        assert!(!event.verifies_with(other_secret), "the other mode's secret verifies {}", event.body);
+        assert!(
+            !event.verifies_with(other_secret),
+            "the other mode's secret verifies {}",
+            event.body
+        );
         event.body["livemode"].clone()
     };
     assert_eq!(livemode(&live_events, &live_result, &secret_of_test), json!(true));
@@ -152,7 +156,11 @@ async fn test_and_live_data_are_kept_apart_in_both_directions() {
     assert_eq!(livemode(&test_events, &test_result, &co.secret), json!(false));
     assert_eq!(livemode(&test_events, &test_batch, &co.secret), json!(false));
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!((hook.received().len(), test_hook.received().len()), (2, 2), "one event each, each at its URL");
+    assert_eq!(
+        (hook.received().len(), test_hook.received().len()),
+        (2, 2),
+        "one event each, each at its URL"
+    );
 
     // Only live results are acts: the live journey and the live batch's document.
     let month = chrono::Utc::now().format("%Y-%m").to_string();
@@ -430,10 +438,19 @@ async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live
         "{}",
         event.body
     );
-    assert!(!event.signature_valid, "a test event verified with the live secret: {}", event.signature);
+    assert!(
+        !event.signature_valid,
+        "a test event verified with the live secret: {}",
+        event.signature
+    );
     assert!(!event.verifies_with(&co.secret));
     assert!(event.verifies_with(&secret), "the test secret signs it");
-    assert_eq!(event.signature.split(' ').count(), 1, "one secret, one signature: {}", event.signature);
+    assert_eq!(
+        event.signature.split(' ').count(),
+        1,
+        "one secret, one signature: {}",
+        event.signature
+    );
     assert_eq!(event.body["livemode"], json!(false));
 
     // A live result still goes to the live URL, signed with the live secret only.
@@ -442,7 +459,12 @@ async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live
     let (_, live_result) = journey::complete(&svc, &co, &workflow, "dossier-live", &files).await;
     let got = live_hook.wait_for(1, Duration::from_secs(60)).await;
     assert_eq!(got.len(), 1, "the live URL got the live event alone: {got:?}");
-    assert_eq!(got[0].body["consultationId"].as_str(), Some(live_result.as_str()), "{}", got[0].body);
+    assert_eq!(
+        got[0].body["consultationId"].as_str(),
+        Some(live_result.as_str()),
+        "{}",
+        got[0].body
+    );
     assert!(got[0].signature_valid && !got[0].verifies_with(&secret), "{}", got[0].signature);
     assert_eq!(got[0].body["livemode"], json!(true));
 
@@ -457,11 +479,21 @@ async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live
         .find(|e| e["status"] == "not_sent")
         .unwrap_or_else(|| panic!("a test event kept as not sent: {listed}"))
         .clone();
-    assert_eq!((kept["livemode"].as_bool(), kept["url"].as_str()), (Some(false), Some("")), "{kept}");
-    assert!(kept["lastError"].as_str().unwrap_or_default().contains("no test webhook URL"), "{kept}");
+    assert_eq!(
+        (kept["livemode"].as_bool(), kept["url"].as_str()),
+        (Some(false), Some("")),
+        "{kept}"
+    );
+    assert!(
+        kept["lastError"].as_str().unwrap_or_default().contains("no test webhook URL"),
+        "{kept}"
+    );
     let replay = svc.admin_raw(&["webhook", "replay", kept["eventId"].as_str().expect("eventId")], false);
     let why = String::from_utf8_lossy(&replay.stderr);
-    assert!(!replay.status.success() && why.contains("not_sent"), "nothing to replay it to: {why}");
+    assert!(
+        !replay.status.success() && why.contains("not_sent"),
+        "nothing to replay it to: {why}"
+    );
 
     // A rotated test secret: both test secrets sign through the overlap, the live one never.
     let rotated = test_secret(&svc, &co);
@@ -473,5 +505,9 @@ async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live
     assert!(!got[1].signature_valid && !got[1].verifies_with(&co.secret));
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(live_hook.received().len(), 1, "never a test event at the live URL");
-    assert_eq!(test_hook.received().len(), 2, "the event with no test URL was sent nowhere ({unsent})");
+    assert_eq!(
+        test_hook.received().len(),
+        2,
+        "the event with no test URL was sent nowhere ({unsent})"
+    );
 }

@@ -43,7 +43,9 @@ pub async fn run(args: ListenArgs) -> ExitCode {
     let mode = match webhook_signature::parse(&args.secret) {
         Ok((mode, _)) => mode,
         Err(_) => {
-            return output::fail("--secret must be the company's webhook secret, `whsec_<base64>`, or its test secret, `whsec_test_<base64>`")
+            return output::fail(
+                "--secret must be the company's webhook secret, `whsec_<base64>`, or its test secret, `whsec_test_<base64>`",
+            )
         }
     };
     let socket = match tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], args.port))).await {

@@ -157,12 +157,16 @@ async fn a_developer_creates_a_workflow_sets_its_webhook_and_sees_the_test_deliv
 
     // A test URL beside the live one: the first makes the test secret, shown this once.
     let test_hook = Receiver::start(&co.secret, &[]).await;
-    b.fill("[data-testid='webhook-form'] input[name=testWebhookUrl]", &test_hook.url).await;
+    b.fill("[data-testid='webhook-form'] input[name=testWebhookUrl]", &test_hook.url)
+        .await;
     b.click_css("[data-testid='webhook-form'] button[type=submit]").await;
     let test_secret = b.testid_text("test-signing-secret").await;
     assert!(test_secret.starts_with("whsec_test_"), "{test_secret}");
     b.client
-        .execute("document.querySelector(\"[data-testid='test-signing-secret']\").scrollIntoView()", vec![])
+        .execute(
+            "document.querySelector(\"[data-testid='test-signing-secret']\").scrollIntoView()",
+            vec![],
+        )
         .await
         .expect("scroll to the test secret");
     b.screenshot("test-secret").await;
@@ -625,12 +629,19 @@ async fn the_test_url_and_secret_are_set_in_the_diffusion_tab_and_test_events_ne
 
     // A refused test URL writes nothing, the live one included.
     let refused = dev
-        .submit(&diffusion, &diffusion, &[("webhookUrl", ""), ("testWebhookUrl", "https://10.1.2.3/hook")])
+        .submit(
+            &diffusion,
+            &diffusion,
+            &[("webhookUrl", ""), ("testWebhookUrl", "https://10.1.2.3/hook")],
+        )
         .await;
     assert_refused(&refused, "an internal test URL");
     assert!(refused.body.contains("value=\"https://10.1.2.3/hook\""), "shown back");
     let wf = workflow(&svc, &co.id, &id);
-    assert_eq!((wf["webhookUrl"].as_str(), &wf["testWebhookUrl"]), (Some(live_hook.url.as_str()), &Value::Null));
+    assert_eq!(
+        (wf["webhookUrl"].as_str(), &wf["testWebhookUrl"]),
+        (Some(live_hook.url.as_str()), &Value::Null)
+    );
 
     // The first test URL makes the test secret, shown in that answer only.
     let fields = [("webhookUrl", live_hook.url.as_str()), ("testWebhookUrl", test_hook.url.as_str())];
@@ -644,11 +655,18 @@ async fn the_test_url_and_secret_are_set_in_the_diffusion_tab_and_test_events_ne
     let again = dev.get(&diffusion).await;
     assert!(!again.body.contains("whsec_"), "shown once");
     let resaved = dev.submit(&diffusion, &diffusion, &fields).await;
-    assert_eq!((resaved.status, resaved.location), (303, Some(format!("{diffusion}?flash=url_saved"))));
+    assert_eq!(
+        (resaved.status, resaved.location),
+        (303, Some(format!("{diffusion}?flash=url_saved")))
+    );
 
     // A test key's result goes to the test URL, signed with the test secret only.
     let (status, session) = svc
-        .post(&test_key, "/api/v1/verifications", serde_json::json!({ "workflowId": id, "externalRef": "essai" }))
+        .post(
+            &test_key,
+            "/api/v1/verifications",
+            serde_json::json!({ "workflowId": id, "externalRef": "essai" }),
+        )
         .await;
     assert_eq!(status, 201, "{session}");
     let simulate = format!("/api/v1/verifications/{}/simulate", session["id"].as_str().expect("id"));
@@ -676,23 +694,41 @@ async fn the_test_url_and_secret_are_set_in_the_diffusion_tab_and_test_events_ne
     assert_eq!(rotated.status, 200, "{}", rotated.body);
     let renewed = shown_after(&rotated.body, "data-testid=\"test-signing-secret\">").expect("shown");
     assert!(renewed.starts_with("whsec_test_") && renewed != secret, "{renewed}");
-    assert!(!rotated.body.contains("data-testid=\"signing-secret\""), "the live secret is not renewed");
+    assert!(
+        !rotated.body.contains("data-testid=\"signing-secret\""),
+        "the live secret is not renewed"
+    );
 
     // No test URL: the next test event is kept as not sent, and listed so.
     let cleared = dev
-        .submit(&diffusion, &diffusion, &[("webhookUrl", live_hook.url.as_str()), ("testWebhookUrl", "")])
+        .submit(
+            &diffusion,
+            &diffusion,
+            &[("webhookUrl", live_hook.url.as_str()), ("testWebhookUrl", "")],
+        )
         .await;
     assert_eq!(cleared.status, 303, "{}", cleared.body);
     let (_, session) = svc
-        .post(&test_key, "/api/v1/verifications", serde_json::json!({ "workflowId": id, "externalRef": "essai-2" }))
+        .post(
+            &test_key,
+            "/api/v1/verifications",
+            serde_json::json!({ "workflowId": id, "externalRef": "essai-2" }),
+        )
         .await;
     let simulate = format!("/api/v1/verifications/{}/simulate", session["id"].as_str().expect("id"));
-    assert_eq!(svc.post(&test_key, &simulate, serde_json::json!({ "verdict": "conforme" })).await.0, 200);
+    assert_eq!(
+        svc.post(&test_key, &simulate, serde_json::json!({ "verdict": "conforme" })).await.0,
+        200
+    );
     let page = dev.get(&diffusion).await;
     assert_eq!(page.body.matches("data-testid=\"test-delivery-row\"").count(), 2, "{}", page.body);
     assert!(page.body.contains("Non envoyé : aucune URL de test"), "{}", page.body);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!((live_hook.received().len(), test_hook.received().len()), (1, 1));
     let actions = audit_actions(&svc, &co.id);
-    assert_eq!(actions.iter().filter(|a| *a == "company.rotate_test_secret").count(), 1, "{actions:?}");
+    assert_eq!(
+        actions.iter().filter(|a| *a == "company.rotate_test_secret").count(),
+        1,
+        "{actions:?}"
+    );
 }

@@ -316,7 +316,10 @@ mod tests {
         assert_eq!(parse(&first).unwrap().0, Mode::Test);
         assert_eq!(make_test_secret(&c, &live_id, &keys, now).unwrap(), None, "made once");
         assert_eq!(signing_secrets(&c, &test_id, &keys, now).unwrap(), vec![first.clone()]);
-        assert_eq!(signing_secrets(&c, &live_id, &keys, now).unwrap(), vec![created.webhook_secret.clone()]);
+        assert_eq!(
+            signing_secrets(&c, &live_id, &keys, now).unwrap(),
+            vec![created.webhook_secret.clone()]
+        );
 
         let header = signature_header(&signing_secrets(&c, &test_id, &keys, now).unwrap(), "evt_1", 1, b"{}").unwrap();
         assert!(!verify(&created.webhook_secret, "evt_1", 1, b"{}", &header).unwrap());

@@ -16,11 +16,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use common::ids::EventId;
 use common::messages::DeliveryOutcome;
-use common::webhook::DeliveryStatus;
 use common::model::WorkflowDetail;
 use common::store::events::{self, Delivery};
 use common::store::{audit, companies, workflows, RepoError};
 use common::team::{AuditAction, Permission};
+use common::webhook::DeliveryStatus;
 use maud::{html, Markup};
 use notifier::DestinationError;
 use serde::Deserialize;
@@ -104,11 +104,7 @@ async fn render(state: &AppState, signed: &Signed, wf: &WorkflowDetail, extra: E
     let csrf = &signed.session.csrf_token;
     let here = path_of(wf);
     let url_value = extra.typed_url.as_deref().or(wf.webhook_url.as_deref()).unwrap_or("");
-    let test_url_value = extra
-        .typed_test_url
-        .as_deref()
-        .or(wf.test_webhook_url.as_deref())
-        .unwrap_or("");
+    let test_url_value = extra.typed_test_url.as_deref().or(wf.test_webhook_url.as_deref()).unwrap_or("");
     let body = html! {
         (tabs(signed, wf, true))
         h2 { (t.wf_webhook) }
