@@ -355,6 +355,61 @@ mod tests {
     }
 
     #[test]
+    fn each_mode_s_events_go_to_its_own_url_and_a_test_event_without_one_is_kept_unsent() {
+        let c = memory();
+        let (live, now) = (company(&c), Utc::now());
+        let test = crate::store::companies::account(&c, &live, Mode::Test, now).unwrap();
+        let wf = create(
+            &c,
+            &live,
+            "KYC",
+            DocumentCategory::Identite,
+            Some("https://live.example/hook"),
+            &WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        let event = || {
+            WebhookEvent::VerificationTest(ConsultationOutcome {
+                consultation_id: ConsultationId::parse("CSL-20260101-000000000000").unwrap(),
+                workflow_id: wf.workflow.id.clone(),
+                external_ref: None,
+                verdict: Verdict::Conforme,
+                decision: None,
+            })
+        };
+        let row = |id: &EventId| -> (String, String, Option<String>) {
+            c.query_row(
+                "SELECT url, status, last_error FROM webhook_events WHERE id = ?1",
+                [id.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+        };
+        let queued = || -> i64 { c.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).unwrap() };
+
+        let live_event = emit_event(&c, &live, &wf, event(), None, now).unwrap().expect("a live event");
+        assert_eq!(row(&live_event).0, "https://live.example/hook");
+        assert_eq!(queued(), 1);
+        let unsent = emit_event(&c, &test, &wf, event(), None, now).unwrap().expect("kept");
+        assert_eq!(row(&unsent), (String::new(), "not_sent".into(), Some(events::NO_TEST_URL.into())));
+        assert_eq!(queued(), 1, "a test event without a test URL is never queued");
+        assert!(matches!(events::replay(&c, &unsent, now), Err(RepoError::InvalidState(_))));
+
+        let wf = set_test_webhook_url(&c, &live, &wf.workflow.id, Some("https://test.example/hook")).unwrap();
+        let test_event = emit_event(&c, &test, &wf, event(), None, now).unwrap().expect("a test event");
+        assert_eq!(row(&test_event).0, "https://test.example/hook");
+        assert_eq!(queued(), 2);
+        let wf = set_webhook_url(&c, &live, &wf.workflow.id, None).unwrap();
+        assert_eq!(
+            emit_event(&c, &live, &wf, event(), None, now).unwrap(),
+            None,
+            "no live URL: nothing, as ever"
+        );
+    }
+
+    #[test]
     fn test_events_are_listed_with_their_attempts_under_their_workflow() {
         let c = memory();
         let (a, b, now) = (company(&c), company(&c), Utc::now());
