@@ -1,7 +1,8 @@
 //! Test mode (API.md, Test mode): a company's test keys act on test data kept apart from its live
-//! data in both directions, on the workflows both modes share; test events say `livemode: false`
-//! and are signed with the company's secret; test results are never counted as acts; a test
-//! journey's pages say TEST.
+//! data in both directions, on the workflows both modes share; test events go only to a workflow's
+//! test URL, signed only with the test account's own secret (so a receiver that verifies with the
+//! live secret refuses them), and say `livemode: false`; test results are never counted as acts; a
+//! test journey's pages say TEST.
 
 mod support;
 
@@ -20,6 +21,20 @@ fn test_key(svc: &Service, co: &Company, read_only: bool) -> String {
     let made = svc.admin(&args);
     assert_eq!(made["mode"], "test", "{made}");
     made["key"].as_str().expect("key").to_owned()
+}
+
+/// A new test signing secret of the company (`whsec_test_…`), by the operator's CLI.
+fn test_secret(svc: &Service, co: &Company) -> String {
+    let rotated = svc.admin(&["company", "rotate-secret", &co.id, "--test"]);
+    assert_eq!(rotated["mode"], "test", "{rotated}");
+    let secret = rotated["webhookSecret"].as_str().expect("secret").to_owned();
+    assert!(secret.starts_with("whsec_test_") && secret != co.secret, "{secret}");
+    secret
+}
+
+/// Sets the workflow's test webhook URL (empty: removes it) by the operator's CLI.
+fn set_test_url(svc: &Service, workflow: &str, url: &str) -> Value {
+    svc.admin(&["workflow", "set-webhook", workflow, "--test-webhook-url", url])
 }
 
 /// The ids of a list's `data`.
@@ -60,7 +75,10 @@ async fn test_and_live_data_are_kept_apart_in_both_directions() {
     };
     assert!(test.key.starts_with("sk_test_"), "{}", test.key);
     let hook = Receiver::start(&co.secret, &[]).await;
+    let secret_of_test = test_secret(&svc, &co);
+    let test_hook = Receiver::start(&secret_of_test, &[]).await;
     let workflow = journey::workflow(&svc, &co, "administratif", Some(&hook.url));
+    set_test_url(&svc, &workflow, &test_hook.url);
     let pdf = support::pdf(1);
     let files = [("document", pdf.as_slice(), "application/pdf")];
 
@@ -77,7 +95,7 @@ async fn test_and_live_data_are_kept_apart_in_both_directions() {
     let (_, live_page, _) = journey::open(&svc, &live_unopened.url, None).await;
     assert!(!live_page.contains("journey-test-mode"));
     let (live_batch, live_batch_result) = processed_batch(&svc, &co.key, &hook.url).await;
-    let (test_batch, test_batch_result) = processed_batch(&svc, &test.key, &hook.url).await;
+    let (test_batch, test_batch_result) = processed_batch(&svc, &test.key, &test_hook.url).await;
 
     // Each mode reads its own, and the other's ids answer 404 as unknown ones do.
     for (key, own, other) in [
@@ -116,21 +134,33 @@ async fn test_and_live_data_are_kept_apart_in_both_directions() {
         assert_eq!(status, 404, "{body}");
     }
 
-    // Events: both modes' go to the workflow's URL, signed with the company's secret; test ones
-    // say so.
-    let events = hook.wait_for(4, Duration::from_secs(30)).await;
-    let livemode = |id: &str| {
+    // Events: each mode's go to its own URL (the workflow's test URL, the test batch's URL),
+    // signed with its own secret only; test ones say so too.
+    let live_events = hook.wait_for(2, Duration::from_secs(30)).await;
+    let test_events = test_hook.wait_for(2, Duration::from_secs(30)).await;
+    let livemode = |events: &[support::receiver::Received], id: &str, other_secret: &str| {
         let event = events
             .iter()
             .find(|e| e.body["consultationId"] == id || e.body["batchId"] == id)
             .unwrap_or_else(|| panic!("an event for {id}: {:?}", events.iter().map(|e| &e.body).collect::<Vec<_>>()));
         assert!(event.signature_valid, "{}", event.body);
+        assert!(
+            !event.verifies_with(other_secret),
+            "the other mode's secret verifies {}",
+            event.body
+        );
         event.body["livemode"].clone()
     };
-    assert_eq!(livemode(&live_result), json!(true));
-    assert_eq!(livemode(&live_batch), json!(true));
-    assert_eq!(livemode(&test_result), json!(false));
-    assert_eq!(livemode(&test_batch), json!(false));
+    assert_eq!(livemode(&live_events, &live_result, &secret_of_test), json!(true));
+    assert_eq!(livemode(&live_events, &live_batch, &secret_of_test), json!(true));
+    assert_eq!(livemode(&test_events, &test_result, &co.secret), json!(false));
+    assert_eq!(livemode(&test_events, &test_batch, &co.secret), json!(false));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        (hook.received().len(), test_hook.received().len()),
+        (2, 2),
+        "one event each, each at its URL"
+    );
 
     // Only live results are acts: the live journey and the live batch's document.
     let month = chrono::Utc::now().format("%Y-%m").to_string();
@@ -260,8 +290,10 @@ async fn simulate_completes_a_test_session_with_its_webhook_and_is_refused_to_a_
         key: test_key(&svc, &co, false),
         secret: co.secret.clone(),
     };
-    let hook = Receiver::start(&co.secret, &[]).await;
-    let workflow = journey::workflow(&svc, &co, "identite", Some(&hook.url));
+    // Its events go to the workflow's test URL, signed with the test secret.
+    let hook = Receiver::start(&test_secret(&svc, &co), &[]).await;
+    let workflow = journey::workflow(&svc, &co, "identite", None);
+    set_test_url(&svc, &workflow, &hook.url);
     let simulate = |key: &str, session: &str, body: Value| {
         let path = format!("/api/v1/verifications/{session}/simulate");
         let (svc, key) = (&svc, key.to_owned());
@@ -344,4 +376,138 @@ async fn simulate_completes_a_test_session_with_its_webhook_and_is_refused_to_a_
     }
     let (_, untouched) = svc.get(&co.key, &format!("/api/v1/verifications/{}", live.id)).await;
     assert_eq!(untouched["status"], "created");
+}
+
+/// Simulates a test session of `workflow` with a `conforme` result; its consultation id.
+async fn simulated(svc: &Service, test: &Company, workflow: &str, external_ref: &str) -> String {
+    let session = journey::session(svc, test, workflow, external_ref).await;
+    let path = format!("/api/v1/verifications/{}/simulate", session.id);
+    let (status, body) = svc.post(&test.key, &path, json!({ "verdict": "conforme" })).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("completed")), "{body}");
+    body["consultationId"].as_str().expect("consultationId").to_owned()
+}
+
+// Issue 28, item 6: a receiver built to the specification alone (which has no `livemode`) verifies
+// with the live secret, and must refuse every test event.
+#[tokio::test]
+async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live_secret() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let test = Company {
+        id: co.id.clone(),
+        key: test_key(&svc, &co, false),
+        secret: co.secret.clone(),
+    };
+    // Two real receivers, both verifying with the live secret, as a live endpoint does.
+    let live_hook = Receiver::start(&co.secret, &[]).await;
+    let test_hook = Receiver::start(&co.secret, &[]).await;
+    let made = svc.admin(&[
+        "workflow",
+        "create",
+        "--company",
+        &co.id,
+        "--name",
+        "KYC",
+        "--category",
+        "administratif",
+        "--webhook-url",
+        &live_hook.url,
+        "--test-webhook-url",
+        &test_hook.url,
+    ]);
+    let workflow = made["id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        (made["webhookUrl"].as_str(), made["testWebhookUrl"].as_str()),
+        (Some(live_hook.url.as_str()), Some(test_hook.url.as_str())),
+        "{made}"
+    );
+    // The first test URL makes the test secret, printed this once.
+    let secret = made["testWebhookSecret"].as_str().expect("the test secret, made now").to_owned();
+    assert!(secret.starts_with("whsec_test_") && secret != co.secret, "{secret}");
+    let again = set_test_url(&svc, &workflow, &test_hook.url);
+    assert!(again.get("testWebhookSecret").is_none(), "shown once: {again}");
+
+    // A test key's result: its event arrives at the test URL only, verifies with the test secret
+    // and with it alone; the live receiver gets nothing.
+    let consultation = simulated(&svc, &test, &workflow, "dossier-test").await;
+    let got = test_hook.wait_for(1, Duration::from_secs(30)).await;
+    let event = &got[0];
+    assert_eq!(
+        (event.body["event"].as_str(), event.body["consultationId"].as_str()),
+        (Some("verification.completed"), Some(consultation.as_str())),
+        "{}",
+        event.body
+    );
+    assert!(
+        !event.signature_valid,
+        "a test event verified with the live secret: {}",
+        event.signature
+    );
+    assert!(!event.verifies_with(&co.secret));
+    assert!(event.verifies_with(&secret), "the test secret signs it");
+    assert_eq!(
+        event.signature.split(' ').count(),
+        1,
+        "one secret, one signature: {}",
+        event.signature
+    );
+    assert_eq!(event.body["livemode"], json!(false));
+
+    // A live result still goes to the live URL, signed with the live secret only.
+    let pdf = support::pdf(1);
+    let files = [("document", pdf.as_slice(), "application/pdf")];
+    let (_, live_result) = journey::complete(&svc, &co, &workflow, "dossier-live", &files).await;
+    let got = live_hook.wait_for(1, Duration::from_secs(60)).await;
+    assert_eq!(got.len(), 1, "the live URL got the live event alone: {got:?}");
+    assert_eq!(
+        got[0].body["consultationId"].as_str(),
+        Some(live_result.as_str()),
+        "{}",
+        got[0].body
+    );
+    assert!(got[0].signature_valid && !got[0].verifies_with(&secret), "{}", got[0].signature);
+    assert_eq!(got[0].body["livemode"], json!(true));
+
+    // No test URL: a test event is kept as not sent, and goes nowhere, the live URL least of all.
+    set_test_url(&svc, &workflow, "");
+    let unsent = simulated(&svc, &test, &workflow, "dossier-sans-url").await;
+    let listed = svc.admin(&["webhook", "list", "--company", &co.id]);
+    let kept = listed["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .find(|e| e["status"] == "not_sent")
+        .unwrap_or_else(|| panic!("a test event kept as not sent: {listed}"))
+        .clone();
+    assert_eq!(
+        (kept["livemode"].as_bool(), kept["url"].as_str()),
+        (Some(false), Some("")),
+        "{kept}"
+    );
+    assert!(
+        kept["lastError"].as_str().unwrap_or_default().contains("no test webhook URL"),
+        "{kept}"
+    );
+    let replay = svc.admin_raw(&["webhook", "replay", kept["eventId"].as_str().expect("eventId")], false);
+    let why = String::from_utf8_lossy(&replay.stderr);
+    assert!(
+        !replay.status.success() && why.contains("not_sent"),
+        "nothing to replay it to: {why}"
+    );
+
+    // A rotated test secret: both test secrets sign through the overlap, the live one never.
+    let rotated = test_secret(&svc, &co);
+    set_test_url(&svc, &workflow, &test_hook.url);
+    simulated(&svc, &test, &workflow, "dossier-rotation").await;
+    let got = test_hook.wait_for(2, Duration::from_secs(30)).await;
+    assert_eq!(got[1].signature.split(' ').count(), 2, "{}", got[1].signature);
+    assert!(got[1].verifies_with(&rotated) && got[1].verifies_with(&secret));
+    assert!(!got[1].signature_valid && !got[1].verifies_with(&co.secret));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(live_hook.received().len(), 1, "never a test event at the live URL");
+    assert_eq!(
+        test_hook.received().len(),
+        2,
+        "the event with no test URL was sent nowhere ({unsent})"
+    );
 }

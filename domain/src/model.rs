@@ -27,8 +27,22 @@ pub struct WorkflowDetail {
     pub workflow: Workflow,
     pub company_id: CompanyId,
     pub webhook_url: Option<String>,
+    /// Where the workflow's test events go (API.md, Test mode); never the live URL.
+    #[serde(default)]
+    pub test_webhook_url: Option<String>,
     pub rules: WorkflowRules,
     pub default_batch: bool,
+}
+
+impl WorkflowDetail {
+    /// The URL of the workflow's events in `mode`: a test event goes to the test URL only, and
+    /// nowhere when there is none.
+    pub fn webhook_url_for(&self, mode: Mode) -> Option<&str> {
+        match mode {
+            Mode::Live => self.webhook_url.as_deref(),
+            Mode::Test => self.test_webhook_url.as_deref(),
+        }
+    }
 }
 
 /// The client's decision rules (`API.md`, Verdict and decision).

@@ -149,6 +149,7 @@ wire_enum!(
         WebhookUrlChanged => "workflow.webhook_url",
         WebhookTestSent => "workflow.webhook_test",
         SigningSecretRotated => "company.rotate_secret",
+        TestSigningSecretRotated => "company.rotate_test_secret",
         EventReplayed => "webhook.replay",
         BatchCanceled => "batch.cancel",
         MemberInvited => "member.invite",

@@ -28,6 +28,9 @@ wire_enum!(
         Dead => "dead",
         /// The receiver answered 410: it wants no more events at that URL.
         Gone => "gone",
+        /// A test event of a workflow with no test URL: kept, never sent (the live URL never
+        /// gets a test event).
+        NotSent => "not_sent",
     }
 );
 
@@ -129,7 +132,9 @@ pub struct EventBody {
     pub event_id: EventId,
     #[serde(with = "crate::time::serde_millis")]
     pub occurred_at: DateTime<Utc>,
-    /// `false` for an event of test mode (a test key's session or batch), `true` otherwise.
+    /// `false` for an event of test mode (a test key's session or batch), `true` otherwise. A test
+    /// event is also signed with the test secret only, so a receiver that verifies with the live
+    /// secret refuses it without reading this field.
     pub livemode: bool,
     #[serde(flatten)]
     pub event: WebhookEvent,

@@ -1,8 +1,8 @@
-//! `sceau admin company create|list|show|set|rotate-secret`.
+//! `sceau admin company create|list|show|set|rotate-secret [--test]`.
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::Licence;
+use common::domain::{Licence, Mode};
 use common::ids::CompanyId;
 use common::store::{companies, consultations, RepoError};
 use serde_json::json;
@@ -47,6 +47,9 @@ enum Command {
     RotateSecret {
         #[arg(value_parser = id_arg::<CompanyId>)]
         id: CompanyId,
+        /// The test account's secret (`whsec_test_…`, signing test events only), not the live one.
+        #[arg(long)]
+        test: bool,
     },
 }
 
@@ -112,15 +115,19 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 &ctx.store.write(move |tx| companies::set(tx, &id, ai, retention_days)).await?,
             ))
         }
-        Command::RotateSecret { id } => {
+        Command::RotateSecret { id, test } => {
             let (company, keys) = (id.clone(), ctx.keys()?);
             let secret = ctx
                 .store
-                .write(move |tx| companies::rotate_secret(tx, &company, &keys, now))
+                .write(move |tx| match test {
+                    true => companies::rotate_test_secret(tx, &company, &keys, now),
+                    false => companies::rotate_secret(tx, &company, &keys, now),
+                })
                 .await?;
+            let mode = if test { Mode::Test } else { Mode::Live };
             Ok(output::print(
                 ctx.json,
-                &json!({ "id": id, "webhookSecret": secret, "previousSecretValidHours": companies::ROTATION_OVERLAP_HOURS }),
+                &json!({ "id": id, "mode": mode, "webhookSecret": secret, "previousSecretValidHours": companies::ROTATION_OVERLAP_HOURS }),
             ))
         }
     }

@@ -1,11 +1,14 @@
-//! `sceau admin workflow create|list|test-webhook`.
+//! `sceau admin workflow create|list|set-webhook|test-webhook`. A workflow has a live URL and a
+//! test URL (test events go only there, signed with the test account's `whsec_test_…` secret,
+//! printed here once when it is made).
 
 use super::{id_arg, Ctx};
 use crate::output;
 use common::domain::DocumentCategory;
 use common::ids::{CompanyId, WorkflowId};
+use common::model::WorkflowDetail;
 use common::model::WorkflowRules;
-use common::store::{workflows, RepoError};
+use common::store::{companies, workflows, RepoError};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -28,6 +31,9 @@ enum Command {
         /// Where `verification.*` events go (https, or http to an allow-listed host).
         #[arg(long)]
         webhook_url: Option<String>,
+        /// Where the events of test mode go (never to --webhook-url); none: they are not sent.
+        #[arg(long)]
+        test_webhook_url: Option<String>,
         /// Decision rules, e.g. '{"minAge":18,"acceptedCountries":["FRA"],"systematicReview":false}'.
         #[arg(long)]
         rules: Option<String>,
@@ -37,7 +43,16 @@ enum Command {
         #[arg(long, value_parser = id_arg::<CompanyId>)]
         company: CompanyId,
     },
-    /// Send a `verification.test` event to the workflow's webhook URL.
+    /// Set or (with an empty value) remove the workflow's live and/or test webhook URL.
+    SetWebhook {
+        #[arg(value_parser = id_arg::<WorkflowId>)]
+        id: WorkflowId,
+        #[arg(long)]
+        webhook_url: Option<String>,
+        #[arg(long)]
+        test_webhook_url: Option<String>,
+    },
+    /// Send a `verification.test` event to the workflow's (live) webhook URL.
     TestWebhook {
         #[arg(value_parser = id_arg::<WorkflowId>)]
         id: WorkflowId,
@@ -52,13 +67,14 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             name,
             category,
             webhook_url,
+            test_webhook_url,
             rules,
         } => {
             if let Some(url) = &webhook_url {
-                notifier::validate_url(url, &ctx.config.webhook_allow_hosts).map_err(|e| RepoError::Invalid {
-                    field: "webhook-url",
-                    message: e.to_string(),
-                })?;
+                checked(ctx, "webhook-url", url)?;
+            }
+            if let Some(url) = &test_webhook_url {
+                checked(ctx, "test-webhook-url", url)?;
             }
             let rules: WorkflowRules = match rules {
                 Some(r) => serde_json::from_str(&r).map_err(|e| RepoError::Invalid {
@@ -67,11 +83,61 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 })?,
                 None => WorkflowRules::default(),
             };
-            let created = ctx
+            let keys = match test_webhook_url {
+                Some(_) => Some(ctx.keys()?),
+                None => None,
+            };
+            let (created, secret) = ctx
                 .store
-                .write(move |tx| workflows::create(tx, &company, &name, category, webhook_url.as_deref(), &rules, false, now))
+                .write(move |tx| {
+                    let created = workflows::create(tx, &company, &name, category, webhook_url.as_deref(), &rules, false, now)?;
+                    match (test_webhook_url, keys) {
+                        (Some(url), Some(keys)) => {
+                            let id = &created.workflow.id;
+                            let created = workflows::set_test_webhook_url(tx, &company, id, Some(&url))?;
+                            Ok((created, companies::make_test_secret(tx, &company, &keys, now)?))
+                        }
+                        _ => Ok::<_, RepoError>((created, None)),
+                    }
+                })
                 .await?;
-            Ok(output::print(ctx.json, &created))
+            Ok(output::print(ctx.json, &with_new_secret(&created, secret)?))
+        }
+        Command::SetWebhook {
+            id,
+            webhook_url,
+            test_webhook_url,
+        } => {
+            if webhook_url.is_none() && test_webhook_url.is_none() {
+                return Err(RepoError::Invalid {
+                    field: "webhook-url",
+                    message: "give --webhook-url and/or --test-webhook-url (an empty value removes it)".into(),
+                });
+            }
+            let live = optional(ctx, "webhook-url", webhook_url)?;
+            let test = optional(ctx, "test-webhook-url", test_webhook_url)?;
+            let keys = match &test {
+                Some(Some(_)) => Some(ctx.keys()?),
+                _ => None,
+            };
+            let (updated, secret) = ctx
+                .store
+                .write(move |tx| {
+                    let company = workflows::get_any(tx, &id)?.company_id;
+                    if let Some(url) = live {
+                        workflows::set_webhook_url(tx, &company, &id, url.as_deref())?;
+                    }
+                    let mut secret = None;
+                    if let Some(url) = test {
+                        workflows::set_test_webhook_url(tx, &company, &id, url.as_deref())?;
+                        if let Some(keys) = keys {
+                            secret = companies::make_test_secret(tx, &company, &keys, now)?;
+                        }
+                    }
+                    Ok::<_, RepoError>((workflows::get(tx, &company, &id)?, secret))
+                })
+                .await?;
+            Ok(output::print(ctx.json, &with_new_secret(&updated, secret)?))
         }
         Command::List { company } => Ok(output::print(
             ctx.json,
@@ -85,4 +151,35 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             Ok(output::print(ctx.json, &json!({ "eventId": event, "queued": true })))
         }
     }
+}
+
+/// A destination the notifier will accept, or the refusal naming the option.
+fn checked(ctx: &Ctx, field: &'static str, url: &str) -> Result<(), RepoError> {
+    notifier::validate_url(url, &ctx.config.webhook_allow_hosts)
+        .map(|_| ())
+        .map_err(|e| RepoError::Invalid {
+            field,
+            message: e.to_string(),
+        })
+}
+
+/// An option of `set-webhook`: absent (unchanged), empty (removed) or a checked URL.
+fn optional(ctx: &Ctx, field: &'static str, value: Option<String>) -> Result<Option<Option<String>>, RepoError> {
+    match value.as_deref().map(str::trim) {
+        None => Ok(None),
+        Some("") => Ok(Some(None)),
+        Some(url) => {
+            checked(ctx, field, url)?;
+            Ok(Some(Some(url.to_owned())))
+        }
+    }
+}
+
+/// The workflow, with the test secret made for it this once (`testWebhookSecret`).
+fn with_new_secret(workflow: &WorkflowDetail, secret: Option<String>) -> Result<serde_json::Value, RepoError> {
+    let mut value = serde_json::to_value(workflow)?;
+    if let Some(secret) = secret {
+        value["testWebhookSecret"] = json!(secret);
+    }
+    Ok(value)
 }

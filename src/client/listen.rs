@@ -21,7 +21,8 @@ const DELIVERY_HEADERS: [&str; 4] = ["webhook-id", "webhook-timestamp", "webhook
 
 #[derive(clap::Args)]
 pub struct ListenArgs {
-    /// The company's webhook secret (`whsec_…`), as the portal's Diffusion tab shows it.
+    /// The company's webhook secret (`whsec_…`), or its test secret (`whsec_test_…`) to receive
+    /// test-mode events, as the portal's Diffusion tab shows them. Each verifies its mode's only.
     #[arg(long, env = "SCEAU_WEBHOOK_SECRET", hide_env_values = true)]
     secret: String,
     /// Port to listen on, on 127.0.0.1 (0: any free port).
@@ -39,9 +40,14 @@ struct Listener {
 }
 
 pub async fn run(args: ListenArgs) -> ExitCode {
-    if webhook_signature::sign(&args.secret, "check", 0, b"").is_err() {
-        return output::fail("--secret must be the company's webhook secret, `whsec_<base64>`");
-    }
+    let mode = match webhook_signature::parse(&args.secret) {
+        Ok((mode, _)) => mode,
+        Err(_) => {
+            return output::fail(
+                "--secret must be the company's webhook secret, `whsec_<base64>`, or its test secret, `whsec_test_<base64>`",
+            )
+        }
+    };
     let socket = match tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], args.port))).await {
         Ok(socket) => socket,
         Err(e) => return output::fail(&format!("cannot listen on 127.0.0.1:{}: {e}", args.port)),
@@ -62,7 +68,7 @@ pub async fn run(args: ListenArgs) -> ExitCode {
         forward: args.forward,
         http,
     });
-    say(&format!("listening on http://{address}/ for webhooks (Ctrl-C to stop)"));
+    say(&format!("listening on http://{address}/ for {mode} webhooks (Ctrl-C to stop)"));
     let app = Router::new().fallback(receive).with_state(listener);
     let stopped = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -163,5 +169,19 @@ mod tests {
         assert!(check(&secret, "", &now.to_string(), &signed, body).is_err());
         assert!(check(&secret, "msg_1", "soon", &signed, body).is_err());
         assert!(describe("msg_1", body).starts_with("✔ batch.completed msg_1"));
+    }
+
+    #[test]
+    fn a_test_secret_verifies_test_events_and_the_live_secret_refuses_them() {
+        let live = webhook_signature::generate_secret_for(common::domain::Mode::Live);
+        let test = webhook_signature::generate_secret_for(common::domain::Mode::Test);
+        let now = chrono::Utc::now().timestamp();
+        let body = br#"{"event":"verification.completed","livemode":false}"#;
+        let signed = webhook_signature::sign(&test, "evt_1", now, body).unwrap();
+        assert_eq!(check(&test, "evt_1", &now.to_string(), &signed, body), Ok(()));
+        assert_eq!(
+            check(&live, "evt_1", &now.to_string(), &signed, body),
+            Err("the signature does not match this secret".into())
+        );
     }
 }

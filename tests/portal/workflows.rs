@@ -154,6 +154,22 @@ async fn a_developer_creates_a_workflow_sets_its_webhook_and_sees_the_test_deliv
         .await
         .expect("scroll to the deliveries");
     b.screenshot("delivery").await;
+
+    // A test URL beside the live one: the first makes the test secret, shown this once.
+    let test_hook = Receiver::start(&co.secret, &[]).await;
+    b.fill("[data-testid='webhook-form'] input[name=testWebhookUrl]", &test_hook.url)
+        .await;
+    b.click_css("[data-testid='webhook-form'] button[type=submit]").await;
+    let test_secret = b.testid_text("test-signing-secret").await;
+    assert!(test_secret.starts_with("whsec_test_"), "{test_secret}");
+    b.client
+        .execute(
+            "document.querySelector(\"[data-testid='test-signing-secret']\").scrollIntoView()",
+            vec![],
+        )
+        .await
+        .expect("scroll to the test secret");
+    b.screenshot("test-secret").await;
     b.close().await;
 
     // The API lists it; its rules (which the API does not expose) are the operator's to read.
@@ -172,6 +188,7 @@ async fn a_developer_creates_a_workflow_sets_its_webhook_and_sees_the_test_deliv
     let wf = workflow(&svc, &co.id, &wf_id);
     assert_eq!(wf["rules"]["minAge"], 18, "{wf}");
     assert_eq!(wf["webhookUrl"], hook.url.as_str());
+    assert_eq!(wf["testWebhookUrl"], test_hook.url.as_str());
     let actions = audit_actions(&svc, &co.id);
     for action in ["workflow.create", "workflow.webhook_url", "workflow.webhook_test"] {
         assert!(actions.iter().any(|a| a == action), "{action} in {actions:?}");
@@ -430,8 +447,10 @@ async fn reviewers_and_viewers_are_refused_and_another_company_finds_nothing() {
         ("/portal/workflows".to_owned(), vec![("name", "X"), ("category", "identite")]),
         (settings.clone(), vec![("name", "X")]),
         (diffusion.clone(), vec![("webhookUrl", "https://evil.example.com/")]),
+        (diffusion.clone(), vec![("testWebhookUrl", "https://evil.example.com/")]),
         (format!("{diffusion}/test"), vec![]),
         (format!("{diffusion}/rotate"), vec![]),
+        (format!("{diffusion}/rotate-test"), vec![]),
         (format!("{diffusion}/replay/evt_01JAAAAAAAAAAAAAAAAAAAAAAA"), vec![]),
     ];
 
@@ -464,17 +483,17 @@ async fn reviewers_and_viewers_are_refused_and_another_company_finds_nothing() {
     }
     let wf = workflow(&svc, &a.id, &id);
     assert_eq!(
-        (&wf["name"], &wf["webhookUrl"]),
-        (&Value::from("KYC"), &Value::from(hook.url.as_str())),
+        (&wf["name"], &wf["webhookUrl"], &wf["testWebhookUrl"]),
+        (&Value::from("KYC"), &Value::from(hook.url.as_str()), &Value::Null),
         "nothing written"
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(hook.received().is_empty(), "no test event sent");
     assert!(audit_actions(&svc, &a.id)
         .iter()
-        .all(|a| !a.starts_with("workflow.") && a != "company.rotate_secret"));
+        .all(|a| !a.starts_with("workflow.") && !a.starts_with("company.rotate_")));
     let b_actions = audit_actions(&svc, &b.id);
-    assert!(!b_actions.iter().any(|a| a == "company.rotate_secret"), "{b_actions:?}");
+    assert!(!b_actions.iter().any(|a| a.starts_with("company.rotate_")), "{b_actions:?}");
 }
 
 /// The `v1,` entries of a `webhook-signature` header.
@@ -579,4 +598,137 @@ async fn a_dead_event_is_replayed_from_the_diffusion_tab() {
     let again = dev.submit(&diffusion, &replay, &[]).await;
     assert_eq!(again.status, 409, "{}", again.body);
     assert_eq!(audit_actions(&svc, &co.id).iter().filter(|a| *a == "webhook.replay").count(), 1);
+}
+
+/// What the page shows between `marker` and the next tag.
+fn shown_after<'a>(body: &'a str, marker: &str) -> Option<&'a str> {
+    let start = body.find(marker)? + marker.len();
+    body[start..].split('<').next()
+}
+
+#[tokio::test]
+async fn the_test_url_and_secret_are_set_in_the_diffusion_tab_and_test_events_never_reach_the_live_url() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let test_key = svc.admin(&["key", "create", "--company", &co.id, "--test"])["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    // Both receivers verify with the live secret, as a live endpoint built to the spec does.
+    let live_hook = Receiver::start(&co.secret, &[]).await;
+    let test_hook = Receiver::start(&co.secret, &[]).await;
+    let id = operator_workflow(&svc, &co.id, Some(&live_hook.url));
+    let dev = Member::joined(&svc, &co.id, "dev@example.fr", "developer").await;
+    let diffusion = format!("/portal/workflows/{id}/diffusion");
+    let before = dev.get(&diffusion).await;
+    assert!(
+        before.body.contains("name=\"testWebhookUrl\"") && before.body.contains("data-testid=\"test-secret-rotate\""),
+        "{}",
+        before.body
+    );
+
+    // A refused test URL writes nothing, the live one included.
+    let refused = dev
+        .submit(
+            &diffusion,
+            &diffusion,
+            &[("webhookUrl", ""), ("testWebhookUrl", "https://10.1.2.3/hook")],
+        )
+        .await;
+    assert_refused(&refused, "an internal test URL");
+    assert!(refused.body.contains("value=\"https://10.1.2.3/hook\""), "shown back");
+    let wf = workflow(&svc, &co.id, &id);
+    assert_eq!(
+        (wf["webhookUrl"].as_str(), &wf["testWebhookUrl"]),
+        (Some(live_hook.url.as_str()), &Value::Null)
+    );
+
+    // The first test URL makes the test secret, shown in that answer only.
+    let fields = [("webhookUrl", live_hook.url.as_str()), ("testWebhookUrl", test_hook.url.as_str())];
+    let saved = dev.submit(&diffusion, &diffusion, &fields).await;
+    assert_eq!(saved.status, 200, "{}", saved.body);
+    let secret = shown_after(&saved.body, "data-testid=\"test-signing-secret\">")
+        .expect("the test secret is shown")
+        .to_owned();
+    assert!(secret.starts_with("whsec_test_"), "{secret}");
+    assert_eq!(workflow(&svc, &co.id, &id)["testWebhookUrl"], test_hook.url.as_str());
+    let again = dev.get(&diffusion).await;
+    assert!(!again.body.contains("whsec_"), "shown once");
+    let resaved = dev.submit(&diffusion, &diffusion, &fields).await;
+    assert_eq!(
+        (resaved.status, resaved.location),
+        (303, Some(format!("{diffusion}?flash=url_saved")))
+    );
+
+    // A test key's result goes to the test URL, signed with the test secret only.
+    let (status, session) = svc
+        .post(
+            &test_key,
+            "/api/v1/verifications",
+            serde_json::json!({ "workflowId": id, "externalRef": "essai" }),
+        )
+        .await;
+    assert_eq!(status, 201, "{session}");
+    let simulate = format!("/api/v1/verifications/{}/simulate", session["id"].as_str().expect("id"));
+    let (status, body) = svc.post(&test_key, &simulate, serde_json::json!({ "verdict": "conforme" })).await;
+    assert_eq!(status, 200, "{body}");
+    let got = test_hook.wait_for(1, WAIT).await;
+    assert!(!got[0].signature_valid, "the live secret must refuse a test event");
+    assert!(got[0].verifies_with(&secret));
+    crate::support::eventually(WAIT, "the test delivery is listed", || async {
+        let page = dev.get(&diffusion).await;
+        page.body.matches("data-testid=\"test-delivery-row\"").count() == 1 && page.body.contains("Livré")
+    })
+    .await;
+    let page = dev.get(&diffusion).await;
+    assert_eq!(page.body.matches("data-testid=\"delivery-row\"").count(), 0, "no live delivery");
+
+    // The live test button still checks the live URL with the live secret.
+    dev.submit(&diffusion, &format!("{diffusion}/test"), &[]).await;
+    let live = live_hook.wait_for(1, WAIT).await;
+    assert!(live[0].signature_valid && !live[0].verifies_with(&secret));
+    assert_eq!(live[0].body["event"], "verification.test");
+
+    // Renewed: a new test secret, shown once; the live secret does not move.
+    let rotated = dev.submit(&diffusion, &format!("{diffusion}/rotate-test"), &[]).await;
+    assert_eq!(rotated.status, 200, "{}", rotated.body);
+    let renewed = shown_after(&rotated.body, "data-testid=\"test-signing-secret\">").expect("shown");
+    assert!(renewed.starts_with("whsec_test_") && renewed != secret, "{renewed}");
+    assert!(
+        !rotated.body.contains("data-testid=\"signing-secret\""),
+        "the live secret is not renewed"
+    );
+
+    // No test URL: the next test event is kept as not sent, and listed so.
+    let cleared = dev
+        .submit(
+            &diffusion,
+            &diffusion,
+            &[("webhookUrl", live_hook.url.as_str()), ("testWebhookUrl", "")],
+        )
+        .await;
+    assert_eq!(cleared.status, 303, "{}", cleared.body);
+    let (_, session) = svc
+        .post(
+            &test_key,
+            "/api/v1/verifications",
+            serde_json::json!({ "workflowId": id, "externalRef": "essai-2" }),
+        )
+        .await;
+    let simulate = format!("/api/v1/verifications/{}/simulate", session["id"].as_str().expect("id"));
+    assert_eq!(
+        svc.post(&test_key, &simulate, serde_json::json!({ "verdict": "conforme" })).await.0,
+        200
+    );
+    let page = dev.get(&diffusion).await;
+    assert_eq!(page.body.matches("data-testid=\"test-delivery-row\"").count(), 2, "{}", page.body);
+    assert!(page.body.contains("Non envoyé : aucune URL de test"), "{}", page.body);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!((live_hook.received().len(), test_hook.received().len()), (1, 1));
+    let actions = audit_actions(&svc, &co.id);
+    assert_eq!(
+        actions.iter().filter(|a| *a == "company.rotate_test_secret").count(),
+        1,
+        "{actions:?}"
+    );
 }

@@ -5,13 +5,15 @@
 //! A company's test data (API.md, Test mode) live under its *test account*: a row of its own,
 //! tied to the company by `test_of`, made the first time a test key is. Everything scoped by
 //! company keeps the two apart as it is; what both modes share is the live company's and read
-//! through it: its workflows, its webhook secrets, and its settings, which [`set`] writes to both.
+//! through it: its workflows and its settings, which [`set`] writes to both. The webhook secret
+//! is not shared: a test account signs with a `whsec_test_…` of its own ([`rotate_test_secret`]),
+//! so a receiver that verifies with the live secret never takes a test event for a live one.
 
 use super::error::{stored, stored_time, RepoError};
 use super::workflows;
 use super::StoreError;
 use crate::crypto::envelope::MasterKeys;
-use crate::crypto::webhook_signature::generate_secret;
+use crate::crypto::webhook_signature::{generate_secret, generate_secret_for};
 use crate::domain::{DocumentCategory, Licence, Mode};
 use crate::ids::CompanyId;
 use crate::model::{Company, WorkflowRules};
@@ -160,7 +162,8 @@ pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<U
         return stored(&id);
     }
     let id = CompanyId::generate(now);
-    // No webhook secret of its own: its events are signed with the company's (`signing_secrets`).
+    // Its webhook secret is made when first shown ([`make_test_secret`], [`rotate_test_secret`]):
+    // sealing needs the master key, which not every caller holds.
     tx.execute(
         "INSERT INTO companies (id, name, licence, ai_enabled, retention_days, two_factor_required, created_at, test_of)
          SELECT ?2, name || ' (test)', licence, ai_enabled, retention_days, two_factor_required, ?3, id FROM companies WHERE id = ?1",
@@ -169,8 +172,16 @@ pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<U
     Ok(id)
 }
 
-/// The company whose workflows, secrets and settings an account uses: a test account's company,
-/// or the company itself.
+/// The company's test account, when one was made.
+pub fn test_account(c: &Connection, company: &CompanyId) -> Result<Option<CompanyId>, RepoError> {
+    let id: Option<String> = c
+        .query_row("SELECT id FROM companies WHERE test_of = ?1", [company.as_str()], |r| r.get(0))
+        .optional()?;
+    id.as_deref().map(stored).transpose()
+}
+
+/// The company whose workflows and settings an account uses: a test account's company, or the
+/// company itself.
 pub fn live_company(c: &Connection, account: &CompanyId) -> Result<CompanyId, RepoError> {
     let id: String = c
         .prepare_cached("SELECT coalesce(test_of, id) FROM companies WHERE id = ?1")?
@@ -217,7 +228,30 @@ pub fn set_two_factor_required(tx: &Connection, id: &CompanyId, required: bool) 
 /// Makes a new secret current; the old one keeps signing for [`ROTATION_OVERLAP_HOURS`].
 pub fn rotate_secret(tx: &Connection, id: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
     live(tx, id)?;
-    let secret = generate_secret();
+    replace_secret(tx, id, Mode::Live, keys, now)
+}
+
+/// Makes a new `whsec_test_…` secret current for the company's test account (made if it has
+/// none yet); the old one, if any, keeps signing for [`ROTATION_OVERLAP_HOURS`].
+pub fn rotate_test_secret(tx: &Connection, company: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
+    let test = account(tx, company, Mode::Test, now)?;
+    replace_secret(tx, &test, Mode::Test, keys, now)
+}
+
+/// Makes the test account's first secret when it has none yet, and returns it to be shown this
+/// once; `None` when it already has one (shown when it was made or last rotated).
+pub fn make_test_secret(tx: &Connection, company: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Option<String>, RepoError> {
+    let test = account(tx, company, Mode::Test, now)?;
+    let secret = generate_secret_for(Mode::Test);
+    let made = tx.execute(
+        "UPDATE companies SET webhook_secret_sealed = ?2 WHERE id = ?1 AND webhook_secret_sealed IS NULL",
+        params![test.as_str(), seal_secret(keys, test.as_str(), &secret)],
+    )?;
+    Ok((made == 1).then_some(secret))
+}
+
+fn replace_secret(tx: &Connection, id: &CompanyId, mode: Mode, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
+    let secret = generate_secret_for(mode);
     let until = crate::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
     tx.execute(
         "UPDATE companies SET previous_webhook_secret_sealed = webhook_secret_sealed, previous_secret_until = ?3,
@@ -227,26 +261,84 @@ pub fn rotate_secret(tx: &Connection, id: &CompanyId, keys: &MasterKeys, now: Da
     Ok(secret)
 }
 
-/// The secrets that sign deliveries now: current first, then the previous one during rotation. A
-/// test account's events are signed with its company's, which its endpoints know.
+/// The secrets that sign an account's deliveries now: current first, then the previous one
+/// during rotation. Each account signs with its own: a test account never with its company's.
+/// A test account whose secret is not made yet has none: `NotFound`, which the notifier
+/// dead-letters (replayable once the secret is made).
 pub fn signing_secrets(c: &Connection, account: &CompanyId, keys: &MasterKeys, now: DateTime<Utc>) -> Result<Vec<String>, RepoError> {
-    let id = &live_company(c, account)?;
-    type Row = (Option<Vec<u8>>, Option<Vec<u8>>, Option<String>);
-    let (current, previous, until): Row = c
+    type Row = (Option<Vec<u8>>, Option<Vec<u8>>, Option<String>, bool);
+    let (current, previous, until, test): Row = c
         .query_row(
-            "SELECT webhook_secret_sealed, previous_webhook_secret_sealed, previous_secret_until FROM companies WHERE id = ?1",
-            [id.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            "SELECT webhook_secret_sealed, previous_webhook_secret_sealed, previous_secret_until, test_of IS NOT NULL
+             FROM companies WHERE id = ?1",
+            [account.as_str()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .optional()?
         .ok_or(RepoError::NotFound)?;
-    // Only a secret of an earlier version not sealed yet (see migrations::seal_webhook_secrets).
-    let current = current.ok_or_else(|| RepoError::Store(StoreError::Corrupt(format!("the webhook secret of {id} is not sealed yet"))))?;
-    let mut secrets = vec![open_secret(keys, id, &current)?];
+    let current = match current {
+        Some(sealed) => sealed,
+        None if test => return Err(RepoError::NotFound),
+        // Only a secret of an earlier version not sealed yet (see migrations::seal_webhook_secrets).
+        None => {
+            return Err(RepoError::Store(StoreError::Corrupt(format!(
+                "the webhook secret of {account} is not sealed yet"
+            ))))
+        }
+    };
+    let mut secrets = vec![open_secret(keys, account, &current)?];
     if let (Some(prev), Some(until)) = (previous, until) {
         if until > crate::time::format(now) {
-            secrets.push(open_secret(keys, id, &prev)?);
+            secrets.push(open_secret(keys, account, &prev)?);
         }
     }
     Ok(secrets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::webhook_signature::{parse, signature_header, verify};
+    use crate::store::test_support::memory;
+
+    #[test]
+    fn a_test_account_signs_with_a_secret_of_its_own_never_its_company_s() {
+        let (c, keys, now) = (memory(), MasterKeys::ephemeral(), Utc::now());
+        let created = create(&c, "Acme", Licence::Group, &keys, now).unwrap();
+        let live_id = created.company.id;
+        let test_id = account(&c, &live_id, Mode::Test, now).unwrap();
+        assert!(
+            matches!(signing_secrets(&c, &test_id, &keys, now), Err(RepoError::NotFound)),
+            "no secret made yet: nothing signs, the live secret least of all"
+        );
+
+        let first = make_test_secret(&c, &live_id, &keys, now).unwrap().expect("made now");
+        assert_eq!(parse(&first).unwrap().0, Mode::Test);
+        assert_eq!(make_test_secret(&c, &live_id, &keys, now).unwrap(), None, "made once");
+        assert_eq!(signing_secrets(&c, &test_id, &keys, now).unwrap(), vec![first.clone()]);
+        assert_eq!(
+            signing_secrets(&c, &live_id, &keys, now).unwrap(),
+            vec![created.webhook_secret.clone()]
+        );
+
+        let header = signature_header(&signing_secrets(&c, &test_id, &keys, now).unwrap(), "evt_1", 1, b"{}").unwrap();
+        assert!(!verify(&created.webhook_secret, "evt_1", 1, b"{}", &header).unwrap());
+        assert!(verify(&first, "evt_1", 1, b"{}", &header).unwrap());
+
+        // Rotation: the test secret's own overlap; the live secret does not move.
+        let second = rotate_test_secret(&c, &live_id, &keys, now).unwrap();
+        assert_eq!(signing_secrets(&c, &test_id, &keys, now).unwrap(), vec![second, first]);
+        assert_eq!(signing_secrets(&c, &live_id, &keys, now).unwrap(), vec![created.webhook_secret]);
+        assert!(matches!(rotate_secret(&c, &test_id, &keys, now), Err(RepoError::Refused(_))));
+        assert!(matches!(rotate_test_secret(&c, &test_id, &keys, now), Err(RepoError::Refused(_))));
+    }
+
+    #[test]
+    fn rotating_the_test_secret_makes_the_test_account_when_there_is_none_yet() {
+        let (c, keys, now) = (memory(), MasterKeys::ephemeral(), Utc::now());
+        let live_id = create(&c, "Acme", Licence::Group, &keys, now).unwrap().company.id;
+        let secret = rotate_test_secret(&c, &live_id, &keys, now).unwrap();
+        let test_id = account(&c, &live_id, Mode::Test, now).unwrap();
+        assert_eq!(signing_secrets(&c, &test_id, &keys, now).unwrap(), vec![secret]);
+    }
 }

@@ -21,6 +21,38 @@ pub fn emit(
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
 ) -> Result<EventId, RepoError> {
+    let (id, body) = insert(tx, company, url, event, DeliveryStatus::Pending, None, request_id, now)?;
+    queue_first_attempt(tx, &id, company.clone(), url.into(), body, request_id.cloned())?;
+    Ok(id)
+}
+
+/// Why a test event was kept and not sent, as its delivery log says.
+pub const NO_TEST_URL: &str = "the workflow has no test webhook URL: test events are never sent to the live one";
+
+/// Records a test event of a workflow that has no test URL: kept as `not_sent` with the reason,
+/// listed with the others, never queued (and not replayable: no URL to send it to).
+pub fn record_not_sent(
+    tx: &Connection,
+    company: &CompanyId,
+    event: WebhookEvent,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<EventId, RepoError> {
+    let (id, _) = insert(tx, company, "", event, DeliveryStatus::NotSent, Some(NO_TEST_URL), request_id, now)?;
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn insert(
+    tx: &Connection,
+    company: &CompanyId,
+    url: &str,
+    event: WebhookEvent,
+    status: DeliveryStatus,
+    last_error: Option<&str>,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<(EventId, String), RepoError> {
     let id = EventId::generate(now);
     let event_type = event.event_type().as_str();
     let workflow = event.workflow_id().map(|w| w.as_str().to_owned());
@@ -33,11 +65,22 @@ pub fn emit(
     let body = serde_json::to_string(&body)?;
     let at = crate::time::format(now);
     tx.execute(
-        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, created_at, updated_at, request_id, workflow_id) VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?6, ?7, ?8)",
-        params![id.as_str(), company.as_str(), event_type, url, body, at, request_id.map(RequestId::as_str), workflow],
+        "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, last_error, created_at, updated_at, request_id, workflow_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
+        params![
+            id.as_str(),
+            company.as_str(),
+            event_type,
+            url,
+            body,
+            status.as_str(),
+            last_error,
+            at,
+            request_id.map(RequestId::as_str),
+            workflow
+        ],
     )?;
-    queue_first_attempt(tx, &id, company.clone(), url.into(), body, request_id.cloned())?;
-    Ok(id)
+    Ok((id, body))
 }
 
 /// Logs one attempt; a repeated report of the same attempt changes nothing.
@@ -80,6 +123,9 @@ pub struct EventSummary {
     pub event_id: EventId,
     pub company_id: CompanyId,
     pub event: EventType,
+    /// `false` for an event of the company's test account (its `livemode`).
+    pub livemode: bool,
+    /// Empty for a test event kept as `not_sent`.
     pub url: String,
     pub status: DeliveryStatus,
     pub attempts: u32,
@@ -91,7 +137,8 @@ pub struct EventSummary {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Events in a status (`dead` for dead letters), optionally for one company, newest first.
+/// Events in a status (`dead` for dead letters), optionally for one company (with its test
+/// account's), newest first.
 pub fn list(
     c: &Connection,
     status: Option<DeliveryStatus>,
@@ -99,8 +146,11 @@ pub fn list(
     limit: u32,
 ) -> Result<Vec<EventSummary>, RepoError> {
     let mut stmt = c.prepare(
-        "SELECT id, company_id, event_type, url, status, attempts, last_status_code, last_error, created_at, updated_at FROM webhook_events
-         WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR company_id = ?2) ORDER BY created_at DESC, id LIMIT ?3",
+        "SELECT e.id, e.company_id, e.event_type, e.url, e.status, e.attempts, e.last_status_code, e.last_error, e.created_at,
+                e.updated_at, co.test_of IS NULL
+         FROM webhook_events e JOIN companies co ON co.id = e.company_id
+         WHERE (?1 IS NULL OR e.status = ?1) AND (?2 IS NULL OR e.company_id IN (SELECT id FROM companies WHERE id = ?2 OR test_of = ?2))
+         ORDER BY e.created_at DESC, e.id LIMIT ?3",
     )?;
     let rows = stmt.query_map(
         params![status.map(DeliveryStatus::as_str), company.map(|c| c.as_str()), limit],
@@ -116,6 +166,7 @@ pub fn list(
                 last_error: r.get(7)?,
                 created_at: r.get(8)?,
                 updated_at: r.get(9)?,
+                livemode: r.get(10)?,
             })
         },
     )?;
@@ -134,6 +185,7 @@ struct EventRow {
     last_error: Option<String>,
     created_at: String,
     updated_at: String,
+    livemode: bool,
 }
 
 impl EventRow {
@@ -142,6 +194,7 @@ impl EventRow {
             event_id: stored(&self.event_id)?,
             company_id: stored(&self.company_id)?,
             event: stored(&self.event)?,
+            livemode: self.livemode,
             url: self.url,
             status: stored(&self.status)?,
             attempts: self.attempts,
@@ -185,12 +238,13 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
     Ok(())
 }
 
-/// Replays a dead event of a workflow of the company, as [`replay`] does; an event of another
-/// workflow or company is not found.
+/// Replays a dead event of a workflow of the company (or of its test account), as [`replay`]
+/// does; an event of another workflow or company is not found.
 pub fn replay_of(tx: &Connection, company: &CompanyId, workflow: &WorkflowId, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
     let owned = tx
         .query_row(
-            "SELECT 1 FROM webhook_events WHERE id = ?1 AND company_id = ?2 AND workflow_id = ?3",
+            "SELECT 1 FROM webhook_events WHERE id = ?1 AND workflow_id = ?3
+             AND company_id IN (SELECT id FROM companies WHERE id = ?2 OR test_of = ?2)",
             [id.as_str(), company.as_str(), workflow.as_str()],
             |_| Ok(()),
         )
@@ -199,9 +253,9 @@ pub fn replay_of(tx: &Connection, company: &CompanyId, workflow: &WorkflowId, id
     replay(tx, id, now)
 }
 
-/// The events whose delivery ended (delivered, dead or gone) before a cut-off, oldest first, from
+/// The events whose delivery ended (delivered, dead, gone or not sent) before a cut-off, oldest first, from
 /// the partial index `webhook_events_ended`: an event pending or retrying is never among them.
-const ENDED: &str = "SELECT rowid FROM webhook_events WHERE status IN ('delivered', 'dead', 'gone') AND updated_at < ?1
+const ENDED: &str = "SELECT rowid FROM webhook_events WHERE status IN ('delivered', 'dead', 'gone', 'not_sent') AND updated_at < ?1
      ORDER BY updated_at LIMIT ?2";
 
 /// Forgets up to `limit` events whose delivery ended before `before`, with their attempts (the

@@ -155,7 +155,13 @@ mod tests {
             .position(|m| m.contains("CREATE TABLE company_holdings"))
             .unwrap();
         migrations::apply_up_to(&mut conn, created).unwrap();
-        let acme = company(&conn);
+        // The row alone, as that version wrote it: today's `companies::create` writes today's schema.
+        let acme = crate::ids::CompanyId::generate(Utc::now());
+        conn.execute(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES (?1, 'Acme', 'group', '2026-01-01T00:00:00Z')",
+            [acme.as_str()],
+        )
+        .unwrap();
         let batch = batches::create(&conn, &acme, None, None, WINDOW, Utc::now()).unwrap().id;
         for bytes in [500, 700] {
             let item = identity_item("blob");

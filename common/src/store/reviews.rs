@@ -4,7 +4,7 @@
 
 use super::audit::{self, Acting};
 use super::error::{stored_time, RepoError};
-use super::{consultations, events, workflows};
+use super::{consultations, workflows};
 use crate::domain::ReviewStatus;
 use crate::ids::{CompanyId, ConsultationId};
 use crate::model::Consultation;
@@ -87,20 +87,15 @@ pub fn settle(
     let (company, consultation) = consultations::settle_review(tx, company, id, &note, now)?;
     audit::record(tx, &company, &entry)?;
     let workflow = workflows::get(tx, &company, &consultation.workflow_id)?;
-    let event = match workflow.webhook_url {
-        Some(url) => {
-            let event = WebhookEvent::VerificationReviewed {
-                consultation: ConsultationOutcome::of(&consultation),
-                review: Review {
-                    status: if accepted { ReviewStatus::Accepted } else { ReviewStatus::Rejected },
-                    reviewed_at: now,
-                },
-            };
-            Some(events::emit(tx, &company, &url, event, None, now)?.to_string())
-        }
-        None => None,
+    let event = WebhookEvent::VerificationReviewed {
+        consultation: ConsultationOutcome::of(&consultation),
+        review: Review {
+            status: if accepted { ReviewStatus::Accepted } else { ReviewStatus::Rejected },
+            reviewed_at: now,
+        },
     };
-    Ok((consultation, event))
+    let event = workflows::emit_event(tx, &company, &workflow, event, None, now)?;
+    Ok((consultation, event.map(|id| id.to_string())))
 }
 
 /// Who settled the review of a consultation of the company, when and why; none while it is

@@ -427,10 +427,8 @@ fn record(
         params![id.as_str(), consultation_id.as_str()],
     )?;
     let consultation = super::consultations::get(tx, &company, consultation_id)?;
-    if let Some(url) = &workflow.webhook_url {
-        let event = WebhookEvent::VerificationCompleted(ConsultationOutcome::of(&consultation));
-        super::events::emit(tx, &company, url, event, request_id, now)?;
-    }
+    let event = WebhookEvent::VerificationCompleted(ConsultationOutcome::of(&consultation));
+    super::workflows::emit_event(tx, &company, &workflow, event, request_id, now)?;
     Ok(Some(consultation))
 }
 

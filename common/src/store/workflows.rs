@@ -3,14 +3,15 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::events;
-use crate::domain::{Decision, DocumentCategory, Verdict};
+use crate::domain::{Decision, DocumentCategory, Mode, Verdict};
 use crate::ids::{CompanyId, ConsultationId, EventId, WorkflowId};
 use crate::model::{Workflow, WorkflowDetail, WorkflowRules};
+use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, rules, default_batch";
+const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, rules, default_batch, test_webhook_url";
 
 /// The company whose workflows the account given as `?{n}` uses: its own, or for a test account
 /// its company's.
@@ -28,6 +29,7 @@ struct WorkflowRow {
     webhook_url: Option<String>,
     rules: String,
     default_batch: bool,
+    test_webhook_url: Option<String>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<WorkflowRow> {
@@ -40,6 +42,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<WorkflowRow> {
         webhook_url: r.get(5)?,
         rules: r.get(6)?,
         default_batch: r.get(7)?,
+        test_webhook_url: r.get(8)?,
     })
 }
 
@@ -53,6 +56,7 @@ fn build(r: WorkflowRow) -> Result<WorkflowDetail, RepoError> {
         },
         company_id: stored(&r.company_id)?,
         webhook_url: r.webhook_url,
+        test_webhook_url: r.test_webhook_url,
         rules: serde_json::from_str(&r.rules)?,
         default_batch: r.default_batch,
     })
@@ -151,9 +155,42 @@ pub fn set_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, ur
     get(tx, company, id)
 }
 
+/// Sets (or, with `None`, removes) where the workflow's test events go; checked as
+/// [`set_webhook_url`]'s. With none, test events are kept as `not_sent` ([`emit_event`]).
+pub fn set_test_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, url: Option<&str>) -> Result<WorkflowDetail, RepoError> {
+    get(tx, company, id)?;
+    tx.execute(
+        &format!("UPDATE workflows SET test_webhook_url = ?3 WHERE id = ?1 AND {}", workflows_of(2)),
+        params![id.as_str(), company.as_str(), url],
+    )?;
+    get(tx, company, id)
+}
+
+/// Records a `verification.*` event of `account` (the workflow's company, or its test account)
+/// where its mode sends it: a live event to the workflow's URL (none: nothing, as ever), a test
+/// event to its test URL only; a test event with no test URL is kept as `not_sent`, visible in
+/// the delivery log, and never reaches the live URL. The event's id when one was recorded.
+pub fn emit_event(
+    tx: &Connection,
+    account: &CompanyId,
+    workflow: &WorkflowDetail,
+    event: WebhookEvent,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<Option<EventId>, RepoError> {
+    let mode = super::companies::get(tx, account)?.mode;
+    match (workflow.webhook_url_for(mode), mode) {
+        (Some(url), _) => events::emit(tx, account, url, event, request_id, now).map(Some),
+        (None, Mode::Test) => events::record_not_sent(tx, account, event, request_id, now).map(Some),
+        (None, Mode::Live) => Ok(None),
+    }
+}
+
 /// Queues a `verification.test` event to the workflow's webhook URL: the envelope of
 /// `verification.completed`, dummy identifiers, `externalRef` = `TEST`. The operator's command
-/// and the portal's test button both send it through here.
+/// and the portal's test button both send it through here. It checks the live endpoint, signed
+/// with the live secret (`livemode: true`): the test URL is tried with a test key's journeys or
+/// `simulate`, whose events go there.
 pub fn emit_test(tx: &Connection, workflow: &WorkflowDetail, now: DateTime<Utc>) -> Result<EventId, RepoError> {
     let id = &workflow.workflow.id;
     let url = workflow
@@ -315,6 +352,61 @@ mod tests {
         let set = set_webhook_url(&c, &a, id, Some("https://a.example/hook")).unwrap();
         assert_eq!(set.webhook_url.as_deref(), Some("https://a.example/hook"));
         assert_eq!(set_webhook_url(&c, &a, id, None).unwrap().webhook_url, None);
+    }
+
+    #[test]
+    fn each_mode_s_events_go_to_its_own_url_and_a_test_event_without_one_is_kept_unsent() {
+        let c = memory();
+        let (live, now) = (company(&c), Utc::now());
+        let test = crate::store::companies::account(&c, &live, Mode::Test, now).unwrap();
+        let wf = create(
+            &c,
+            &live,
+            "KYC",
+            DocumentCategory::Identite,
+            Some("https://live.example/hook"),
+            &WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        let event = || {
+            WebhookEvent::VerificationTest(ConsultationOutcome {
+                consultation_id: ConsultationId::parse("CSL-20260101-000000000000").unwrap(),
+                workflow_id: wf.workflow.id.clone(),
+                external_ref: None,
+                verdict: Verdict::Conforme,
+                decision: None,
+            })
+        };
+        let row = |id: &EventId| -> (String, String, Option<String>) {
+            c.query_row(
+                "SELECT url, status, last_error FROM webhook_events WHERE id = ?1",
+                [id.as_str()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+        };
+        let queued = || -> i64 { c.query_row("SELECT COUNT(*) FROM outbox", [], |r| r.get(0)).unwrap() };
+
+        let live_event = emit_event(&c, &live, &wf, event(), None, now).unwrap().expect("a live event");
+        assert_eq!(row(&live_event).0, "https://live.example/hook");
+        assert_eq!(queued(), 1);
+        let unsent = emit_event(&c, &test, &wf, event(), None, now).unwrap().expect("kept");
+        assert_eq!(row(&unsent), (String::new(), "not_sent".into(), Some(events::NO_TEST_URL.into())));
+        assert_eq!(queued(), 1, "a test event without a test URL is never queued");
+        assert!(matches!(events::replay(&c, &unsent, now), Err(RepoError::InvalidState(_))));
+
+        let wf = set_test_webhook_url(&c, &live, &wf.workflow.id, Some("https://test.example/hook")).unwrap();
+        let test_event = emit_event(&c, &test, &wf, event(), None, now).unwrap().expect("a test event");
+        assert_eq!(row(&test_event).0, "https://test.example/hook");
+        assert_eq!(queued(), 2);
+        let wf = set_webhook_url(&c, &live, &wf.workflow.id, None).unwrap();
+        assert_eq!(
+            emit_event(&c, &live, &wf, event(), None, now).unwrap(),
+            None,
+            "no live URL: nothing, as ever"
+        );
     }
 
     #[test]

@@ -328,11 +328,11 @@ words! {
     wf_webhook_port: "ce port est refusé : utilisez 443, 80, ou un port de 1024 à 65535 qu'aucun service connu n'utilise (bases de données, files de messages, administration).", "this port is refused: use 443, 80, or a port from 1024 to 65535 that no well-known service uses (databases, message brokers, administration).";
     wf_webhook_malformed: "ce n’est pas une URL absolue valable.", "this is not a valid absolute URL.";
     wf_secret: "Secret de signature", "Signing secret";
-    wf_secret_text: "Un seul secret signe les envois de tous les parcours de l’entreprise. Il n’est affiché qu’à son renouvellement ; l’ancien continue de signer pendant 24 h, les envois portent alors les deux signatures.", "One secret signs the deliveries of all the company’s workflows. It is shown only when renewed; the old one keeps signing for 24 h, deliveries then carry both signatures.";
+    wf_secret_text: "Un seul secret signe les envois réels (hors mode test) de tous les parcours de l’entreprise. Il n’est affiché qu’à son renouvellement ; l’ancien continue de signer pendant 24 h, les envois portent alors les deux signatures.", "One secret signs the live deliveries (test mode aside) of all the company’s workflows. It is shown only when renewed; the old one keeps signing for 24 h, deliveries then carry both signatures.";
     wf_secret_rotate: "Renouveler le secret", "Renew the secret";
     wf_secret_new: "Nouveau secret : copiez-le maintenant, il ne sera plus affiché.", "New secret: copy it now, it will not be shown again.";
     wf_test: "Événement de test", "Test event";
-    wf_test_text: "Envoie un événement verification.test à l’URL du webhook, signé comme les autres.", "Sends a verification.test event to the webhook URL, signed as the others.";
+    wf_test_text: "Envoie un événement verification.test à l’URL du webhook (jamais à l’URL de test), signé avec le secret de production comme les autres événements réels.", "Sends a verification.test event to the webhook URL (never to the test URL), signed with the live secret as the other live events.";
     wf_test_send: "Envoyer un événement de test", "Send a test event";
     wf_test_sent: "Événement verification.test mis en file d’envoi.", "verification.test event queued for delivery.";
     wf_test_no_url: "Enregistrez d’abord une URL de webhook.", "Save a webhook URL first.";
@@ -354,6 +354,15 @@ words! {
     wf_replay: "Renvoyer", "Replay";
     wf_replayed: "Événement remis en file d’envoi.", "Event queued again.";
     wf_replay_refused: "Seuls les événements abandonnés peuvent être renvoyés.", "Only dead-lettered events can be replayed.";
+    wf_test_webhook_url: "URL du webhook de test", "Test webhook URL";
+    wf_test_webhook_hint: "Les événements du mode test (clés de test) de ce parcours vont là, et jamais à l’URL ci-dessus, signés avec le secret de test. Vide : ils ne sont pas envoyés.", "This workflow’s test-mode events (test keys) go there, never to the URL above, signed with the test secret. Empty: they are not sent.";
+    wf_test_secret: "Secret de signature de test", "Test signing secret";
+    wf_test_secret_text: "Les événements du mode test sont signés avec un secret à part : un destinataire qui vérifie avec le secret de production les refuse. Il n’est affiché qu’à sa création (première URL de test) et à son renouvellement ; l’ancien continue de signer pendant 24 h.", "Test-mode events are signed with a secret of their own: a receiver that verifies with the live secret refuses them. It is shown only when made (first test URL) and when renewed; the old one keeps signing for 24 h.";
+    wf_test_secret_rotate: "Renouveler le secret de test", "Renew the test secret";
+    wf_test_secret_new: "Secret de test : copiez-le maintenant, il ne sera plus affiché.", "Test secret: copy it now, it will not be shown again.";
+    wf_test_deliveries: "Derniers événements du mode test", "Last test-mode events";
+    wf_test_deliveries_none: "Aucun événement du mode test pour ce parcours.", "No test-mode event for this workflow.";
+    wf_outcome_not_sent: "Non envoyé : aucune URL de test", "Not sent: no test URL";
 }
 
 impl Lang {

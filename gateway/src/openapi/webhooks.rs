@@ -9,18 +9,21 @@ use serde_json::{json, Map, Value};
 fn meaning(event: EventType) -> &'static str {
     match event {
         EventType::VerificationCompleted => {
-            "A journey ended, whatever its verdict. Sent to the workflow's webhook URL; read the result with \
+            "A journey ended, whatever its verdict. Sent to the workflow's webhook URL (in test mode, to its test \
+             webhook URL only, signed with the test secret); read the result with \
              `GET /api/v1/consultations/{consultationId}`."
         }
         EventType::VerificationReviewed => {
-            "The company's team settled a consultation in review; the verdict is unchanged. Sent to the workflow's webhook URL."
+            "The company's team settled a consultation in review; the verdict is unchanged. Sent to the workflow's webhook URL \
+             (in test mode, to its test webhook URL only, signed with the test secret)."
         }
         EventType::VerificationTest => {
-            "Sent on demand for a workflow (operator command, portal button): the envelope of `verification.completed` \
-             with dummy identifiers."
+            "Sent on demand for a workflow (operator command, portal button) to its live webhook URL, signed with the live \
+             secret: the envelope of `verification.completed` with dummy identifiers."
         }
         EventType::BatchCompleted => {
-            "A batch ended; its documents are read on `GET /api/v1/batches/{batchId}`. Sent to the batch's `webhookUrl`."
+            "A batch ended; its documents are read on `GET /api/v1/batches/{batchId}`. Sent to the batch's `webhookUrl` \
+             (a test key's batch: signed with the test secret)."
         }
     }
 }
@@ -47,8 +50,10 @@ pub fn webhooks() -> Value {
         header(
             "webhook-signature",
             "`v1,<base64(HMAC-SHA256(secret, \"<webhook-id>.<webhook-timestamp>.<raw body>\"))>`, the secret being the \
-             company's `whsec_…` decoded; during a secret rotation both signatures, space-separated. Any Standard \
-             Webhooks verifier accepts it.",
+             company's `whsec_…` decoded, or for an event of test mode only the test secret `whsec_test_…` (the key is \
+             the base64 after the whole prefix): a test event never verifies with the live secret. During a secret \
+             rotation both signatures, space-separated. Any Standard Webhooks verifier accepts it (give it a test \
+             secret as `whsec_` followed by its base64).",
             "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$",
         ),
     ]);

@@ -1,7 +1,8 @@
-//! A workflow's Diffusion tab (PORTAL.md page 6): where its `verification.*` events go (checked
-//! by the notifier's own destination guard, as the API and the CLI check theirs), the company's
-//! signing secret (shown once, at rotation), the test button, the last deliveries and the replay
-//! of a dead letter. Each action is the store operation the operator's commands use.
+//! A workflow's Diffusion tab (PORTAL.md page 6): where its `verification.*` events go, live and
+//! test (checked by the notifier's own destination guard, as the API and the CLI check theirs),
+//! the company's signing secret and its test account's (each shown once, when made or rotated),
+//! the test button, the last deliveries of each mode and the replay of a dead letter. Each action
+//! is the store operation the operator's commands use.
 
 use super::error::{PortalError, PortalResult};
 use super::form::Form;
@@ -19,6 +20,7 @@ use common::model::WorkflowDetail;
 use common::store::events::{self, Delivery};
 use common::store::{audit, companies, workflows, RepoError};
 use common::team::{AuditAction, Permission};
+use common::webhook::DeliveryStatus;
 use maud::{html, Markup};
 use notifier::DestinationError;
 use serde::Deserialize;
@@ -34,6 +36,9 @@ pub struct WebhookForm {
     csrf: String,
     #[serde(default)]
     webhook_url: String,
+    /// Absent (a form of before test URLs): the test URL is left as it is.
+    #[serde(default)]
+    test_webhook_url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -45,10 +50,13 @@ pub struct Csrf {
 #[derive(Default)]
 struct Extra<'a> {
     notice: Option<Notice<'a>>,
-    /// The URL as typed, when it was refused.
+    /// The URLs as typed, when one was refused.
     typed_url: Option<String>,
+    typed_test_url: Option<String>,
     /// A secret just made, shown this once.
     new_secret: Option<String>,
+    /// A test secret just made, shown this once.
+    new_test_secret: Option<String>,
 }
 
 fn path_of(wf: &WorkflowDetail) -> String {
@@ -83,10 +91,20 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Path(id): Path<
 async fn render(state: &AppState, signed: &Signed, wf: &WorkflowDetail, extra: Extra<'_>, status: StatusCode) -> PortalResult<Response> {
     let (lang, t) = (signed.lang, signed.lang.portal());
     let (company, id) = (signed.company.id.clone(), wf.workflow.id.clone());
-    let deliveries = state.store.read(move |c| events::deliveries(c, &company, &id)).await?;
+    let (deliveries, test_deliveries) = state
+        .store
+        .read(move |c| {
+            let test = match companies::test_account(c, &company)? {
+                Some(account) => events::deliveries(c, &account, &id)?,
+                None => Vec::new(),
+            };
+            Ok::<_, RepoError>((events::deliveries(c, &company, &id)?, test))
+        })
+        .await?;
     let csrf = &signed.session.csrf_token;
     let here = path_of(wf);
     let url_value = extra.typed_url.as_deref().or(wf.webhook_url.as_deref()).unwrap_or("");
+    let test_url_value = extra.typed_test_url.as_deref().or(wf.test_webhook_url.as_deref()).unwrap_or("");
     let body = html! {
         (tabs(signed, wf, true))
         h2 { (t.wf_webhook) }
@@ -95,6 +113,9 @@ async fn render(state: &AppState, signed: &Signed, wf: &WorkflowDetail, extra: E
             label for="webhookUrl" { (t.wf_webhook_url) }
             input #webhookUrl type="url" name="webhookUrl" value=(url_value) maxlength=(notifier::destination::MAX_URL_CHARS) aria-describedby="webhook-hint";
             p.hint #webhook-hint { (t.wf_webhook_hint) }
+            label for="testWebhookUrl" { (t.wf_test_webhook_url) }
+            input #testWebhookUrl type="url" name="testWebhookUrl" value=(test_url_value) maxlength=(notifier::destination::MAX_URL_CHARS) aria-describedby="test-webhook-hint";
+            p.hint #test-webhook-hint { (t.wf_test_webhook_hint) }
             button type="submit" { (t.wf_save) }
         }
         h2 { (t.wf_test) }
@@ -117,8 +138,20 @@ async fn render(state: &AppState, signed: &Signed, wf: &WorkflowDetail, extra: E
             input type="hidden" name="csrf" value=(csrf);
             button.secondary type="submit" data-testid="secret-rotate" { (t.wf_secret_rotate) }
         }
+        h2 { (t.wf_test_secret) }
+        p { (t.wf_test_secret_text) }
+        @if let Some(secret) = &extra.new_test_secret {
+            p.flash.ok role="status" { (t.wf_test_secret_new) }
+            code.secret data-testid="test-signing-secret" { (secret) }
+        }
+        form method="post" action=(format!("{here}/rotate-test")) {
+            input type="hidden" name="csrf" value=(csrf);
+            button.secondary type="submit" data-testid="test-secret-rotate" { (t.wf_test_secret_rotate) }
+        }
         h2 { (t.wf_deliveries) }
-        (delivery_table(&deliveries, &here, csrf, lang))
+        (delivery_table(&deliveries, &here, csrf, lang, Rows::Live))
+        h2 { (t.wf_test_deliveries) }
+        (delivery_table(&test_deliveries, &here, csrf, lang, Rows::Test))
     };
     Ok(layout::with_status(
         layout::page(signed, SECTION, &wf.workflow.name, extra.notice, body),
@@ -126,11 +159,35 @@ async fn render(state: &AppState, signed: &Signed, wf: &WorkflowDetail, extra: E
     ))
 }
 
-fn delivery_table(deliveries: &[Delivery], here: &str, csrf: &str, lang: Lang) -> Markup {
+/// Which mode's events a delivery table lists: each keeps test ids of its own, so a test event
+/// is never counted among the live ones.
+#[derive(Clone, Copy)]
+enum Rows {
+    Live,
+    Test,
+}
+
+impl Rows {
+    fn row(self) -> &'static str {
+        match self {
+            Rows::Live => "delivery-row",
+            Rows::Test => "test-delivery-row",
+        }
+    }
+
+    fn replay(self) -> &'static str {
+        match self {
+            Rows::Live => "delivery-replay",
+            Rows::Test => "test-delivery-replay",
+        }
+    }
+}
+
+fn delivery_table(deliveries: &[Delivery], here: &str, csrf: &str, lang: Lang, rows: Rows) -> Markup {
     let t = lang.portal();
     html! {
         @if deliveries.is_empty() {
-            p { (t.wf_deliveries_none) }
+            p { (match rows { Rows::Live => t.wf_deliveries_none, Rows::Test => t.wf_test_deliveries_none }) }
         } @else {
             table {
                 thead { tr {
@@ -147,7 +204,7 @@ fn delivery_table(deliveries: &[Delivery], here: &str, csrf: &str, lang: Lang) -
                     @for (i, d) in deliveries.iter().enumerate() {
                         // The replay button goes on the event's newest line only.
                         @let first_of_event = i == 0 || deliveries[i - 1].event_id != d.event_id;
-                        tr data-testid="delivery-row" {
+                        tr data-testid=(rows.row()) {
                             td { code { (d.event.as_str()) } }
                             td { code { (d.event_id) } }
                             @match &d.attempt {
@@ -160,7 +217,7 @@ fn delivery_table(deliveries: &[Delivery], here: &str, csrf: &str, lang: Lang) -
                                 },
                                 None => {
                                     td { "—" } td { "—" } td { "—" }
-                                    td { (t.wf_outcome_pending) }
+                                    td { (if d.status == DeliveryStatus::NotSent { t.wf_outcome_not_sent } else { t.wf_outcome_pending }) }
                                     td { (labels::date(d.created_at, lang)) }
                                 },
                             }
@@ -168,7 +225,7 @@ fn delivery_table(deliveries: &[Delivery], here: &str, csrf: &str, lang: Lang) -
                                 @if first_of_event && d.status.is_dead_letter() {
                                     form method="post" action=(format!("{here}/replay/{}", d.event_id)) {
                                         input type="hidden" name="csrf" value=(csrf);
-                                        button.secondary type="submit" data-testid="delivery-replay" { (t.wf_replay) }
+                                        button.secondary type="submit" data-testid=(rows.replay()) { (t.wf_replay) }
                                     }
                                 }
                             }
@@ -202,7 +259,8 @@ fn refusal(e: &DestinationError, lang: Lang) -> String {
     format!("{} {why}", t.wf_webhook_refused)
 }
 
-/// `POST /portal/workflows/{id}/diffusion`: sets or (empty) removes the webhook URL.
+/// `POST /portal/workflows/{id}/diffusion`: sets or (empty) removes the webhook URL and, when the
+/// form has it, the test webhook URL. The first test URL makes the test secret, shown this once.
 pub async fn set_url(
     State(state): State<AppState>,
     signed: Signed,
@@ -213,33 +271,58 @@ pub async fn set_url(
     signed.check_csrf(&form.csrf)?;
     let wf = load(&state, &signed, &id).await?;
     let typed = form.webhook_url.trim().to_owned();
-    let url = if typed.is_empty() {
-        None
-    } else if let Err(e) = notifier::validate_url(&typed, &state.webhook_allow_hosts) {
-        let text = refusal(&e, signed.lang);
-        let extra = Extra {
-            notice: Some(Notice::Error(&text)),
-            typed_url: Some(typed),
-            ..Extra::default()
-        };
-        return render(&state, &signed, &wf, extra, StatusCode::UNPROCESSABLE_ENTITY).await;
-    } else {
-        Some(typed)
+    let typed_test = form.test_webhook_url.map(|u| u.trim().to_owned());
+    let checked = |typed: &str| match typed {
+        "" => Ok(None),
+        url => notifier::validate_url(url, &state.webhook_allow_hosts).map(|_| Some(url.to_owned())),
     };
-    let flash = if url.is_some() { "url_saved" } else { "url_removed" };
-    let (company, acting, wf_id, now) = (
+    let urls = checked(&typed).and_then(|url| Ok((url, typed_test.as_deref().map(checked).transpose()?)));
+    let (url, test_url) = match urls {
+        Ok(urls) => urls,
+        Err(e) => {
+            let text = refusal(&e, signed.lang);
+            let extra = Extra {
+                notice: Some(Notice::Error(&text)),
+                typed_url: Some(typed),
+                typed_test_url: typed_test,
+                ..Extra::default()
+            };
+            return render(&state, &signed, &wf, extra, StatusCode::UNPROCESSABLE_ENTITY).await;
+        }
+    };
+    let (company, acting, wf_id, keys, now) = (
         signed.company.id.clone(),
         signed.acting(),
         wf.workflow.id.clone(),
+        state.keys.clone(),
         chrono::Utc::now(),
     );
-    state
+    let (saved, new_test_secret) = state
         .store
         .write(move |tx| {
-            workflows::set_webhook_url(tx, &company, &wf_id, url.as_deref())?;
-            audit::record(tx, &company, &acting.entry(AuditAction::WebhookUrlChanged, wf_id.as_str(), now))
+            let mut saved = workflows::set_webhook_url(tx, &company, &wf_id, url.as_deref())?;
+            let mut secret = None;
+            if let Some(test_url) = test_url {
+                saved = workflows::set_test_webhook_url(tx, &company, &wf_id, test_url.as_deref())?;
+                if test_url.is_some() {
+                    secret = companies::make_test_secret(tx, &company, &keys, now)?;
+                }
+            }
+            audit::record(tx, &company, &acting.entry(AuditAction::WebhookUrlChanged, wf_id.as_str(), now))?;
+            Ok::<_, RepoError>((saved, secret))
         })
         .await?;
+    let any_url = saved.webhook_url.is_some() || saved.test_webhook_url.is_some();
+    if let Some(secret) = new_test_secret {
+        let t = signed.lang.portal();
+        let extra = Extra {
+            notice: Some(Notice::Ok(t.wf_webhook_saved)),
+            new_test_secret: Some(secret),
+            ..Extra::default()
+        };
+        return render(&state, &signed, &saved, extra, StatusCode::OK).await;
+    }
+    let flash = if any_url { "url_saved" } else { "url_removed" };
     Ok(Redirect::to(&format!("{}?flash={flash}", path_of(&wf))).into_response())
 }
 
@@ -307,6 +390,37 @@ pub async fn rotate(
         .await?;
     let extra = Extra {
         new_secret: Some(secret),
+        ..Extra::default()
+    };
+    render(&state, &signed, &wf, extra, StatusCode::OK).await
+}
+
+/// `POST /portal/workflows/{id}/diffusion/rotate-test`: a new test signing secret (made with the
+/// test account if there is none yet), shown in this response only.
+pub async fn rotate_test(
+    State(state): State<AppState>,
+    signed: Signed,
+    Path(id): Path<String>,
+    Form(form): Form<Csrf>,
+) -> PortalResult<Response> {
+    signed.require(Permission::ManageWorkflows)?;
+    signed.check_csrf(&form.csrf)?;
+    let wf = load(&state, &signed, &id).await?;
+    let (company, acting, keys, now) = (signed.company.id.clone(), signed.acting(), state.keys.clone(), chrono::Utc::now());
+    let secret = state
+        .store
+        .write(move |tx| {
+            let secret = companies::rotate_test_secret(tx, &company, &keys, now)?;
+            audit::record(
+                tx,
+                &company,
+                &acting.entry(AuditAction::TestSigningSecretRotated, company.as_str(), now),
+            )?;
+            Ok::<_, RepoError>(secret)
+        })
+        .await?;
+    let extra = Extra {
+        new_test_secret: Some(secret),
         ..Extra::default()
     };
     render(&state, &signed, &wf, extra, StatusCode::OK).await

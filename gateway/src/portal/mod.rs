@@ -79,6 +79,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/workflows/{id}/diffusion", get(diffusion::page).post(diffusion::set_url))
         .route("/portal/workflows/{id}/diffusion/test", post(diffusion::test))
         .route("/portal/workflows/{id}/diffusion/rotate", post(diffusion::rotate))
+        .route("/portal/workflows/{id}/diffusion/rotate-test", post(diffusion::rotate_test))
         .route("/portal/workflows/{id}/diffusion/replay/{event}", post(diffusion::replay))
         .route(assets::CSS_PATH, get(assets::stylesheet))
         .route("/portal/{*rest}", get(|| async { error::PortalError::NotFound }))
