@@ -1,6 +1,8 @@
 //! The members of a client company's team (PORTAL.md): invited by e-mail with a role, active once
 //! they chose a password, disabled rather than deleted so the audit log keeps naming them. A
-//! company always keeps an active owner: the last one can be neither demoted nor disabled.
+//! company always keeps an active owner: the last one can be neither demoted nor disabled. An
+//! address is a member of a company at most once, and signs in to one account: the active member
+//! that holds it (several companies may have invited it meanwhile).
 
 use super::error::{stored, stored_time, RepoError};
 use super::StoreError;
@@ -121,9 +123,20 @@ pub fn get_any(c: &Connection, id: &MemberId) -> Result<Member, RepoError> {
     Ok(one(c, "id = ?1", id.as_str())?.ok_or(RepoError::NotFound)?.member)
 }
 
-/// What sign-in checks for this e-mail; `None` when no member has it.
+/// What sign-in checks for this e-mail: the one account (password chosen, not disabled) that
+/// holds it; `None` when there is none. Invitations and disabled members of any company hold no
+/// address.
 pub fn credentials(c: &Connection, email: &Email) -> Result<Option<Credentials>, RepoError> {
-    one(c, "email = ?1", email.as_str())
+    one(
+        c,
+        "email = ?1 AND password_hash IS NOT NULL AND disabled_at IS NULL",
+        email.as_str(),
+    )
+}
+
+/// Whether an account other than `except` holds `email` (see [`credentials`]).
+pub fn account_holds(c: &Connection, email: &Email, except: &MemberId) -> Result<bool, RepoError> {
+    Ok(credentials(c, email)?.is_some_and(|found| &found.member.id != except))
 }
 
 /// The member's sign-in secrets, by id.
@@ -141,16 +154,26 @@ pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<Member>, RepoErro
 }
 
 /// Records a member invited with `role`, or finds the invited member of this company with this
-/// address (a new invitation replaces the old one). Refused when the address belongs to an active
-/// or disabled member, in this company or another: one address signs in to one company.
+/// address (a new invitation replaces the old one). Refused when the address is an active or
+/// disabled member of this company. Only this company's members are read: whether another
+/// company knows the address changes nothing here, so inviting tells nothing of it (the one
+/// account an address may hold is settled when an invitation is accepted, see
+/// `invitations::accept`).
 pub fn invite(tx: &Connection, company: &CompanyId, email: &Email, role: Role, now: DateTime<Utc>) -> Result<Member, RepoError> {
     super::companies::get(tx, company)?;
-    if let Some(existing) = credentials(tx, email)? {
-        let member = existing.member;
-        if &member.company_id != company || member.state != MemberState::Invited {
+    let id: Option<String> = tx
+        .query_row(
+            "SELECT id FROM members WHERE company_id = ?1 AND email = ?2",
+            params![company.as_str(), email.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        let member = get(tx, company, &stored(&id)?)?;
+        if member.state != MemberState::Invited {
             return Err(RepoError::Invalid {
                 field: "email",
-                message: format!("{email} already has a Sceau account"),
+                message: format!("{email} is already a member of this company"),
             });
         }
         tx.execute(

@@ -3,7 +3,7 @@
 //! where there is no key: SQL moves it aside, [`seal_webhook_secrets`] seals it at start.
 
 use crate::crypto::envelope::MasterKeys;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// Each entry is one migration; never edit a released one, append a new one.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -459,6 +459,33 @@ CREATE INDEX audit_by_time ON audit_log(at);
     r#"
 CREATE INDEX sign_in_failures_forgotten ON sign_in_failures(last_failure_at);
 "#,
+    // An e-mail address is no longer reserved by an invitation: each company invites whom it
+    // likes, and only an account (a password chosen, not disabled) holds its address, so that an
+    // invitation neither tells nor blocks what another company did with it (see
+    // `invitations::accept`). SQLite drops a column's UNIQUE only by rebuilding the table.
+    r#"
+CREATE TABLE members_rebuilt (
+    id TEXT PRIMARY KEY,
+    company_id TEXT NOT NULL REFERENCES companies(id),
+    email TEXT NOT NULL,
+    role TEXT NOT NULL,
+    password_hash TEXT,
+    lang TEXT,
+    totp_secret_sealed BLOB,
+    totp_last_step INTEGER,
+    recovery_codes TEXT,
+    disabled_at TEXT,
+    created_at TEXT NOT NULL
+);
+INSERT INTO members_rebuilt (id, company_id, email, role, password_hash, lang, totp_secret_sealed, totp_last_step, recovery_codes, disabled_at, created_at)
+    SELECT id, company_id, email, role, password_hash, lang, totp_secret_sealed, totp_last_step, recovery_codes, disabled_at, created_at
+    FROM members;
+DROP TABLE members;
+ALTER TABLE members_rebuilt RENAME TO members;
+CREATE INDEX members_by_company ON members(company_id, created_at);
+CREATE UNIQUE INDEX members_once_per_company ON members(company_id, email);
+CREATE UNIQUE INDEX members_one_account ON members(email) WHERE password_hash IS NOT NULL AND disabled_at IS NULL;
+"#,
 ];
 
 /// Brings the schema up to date.
@@ -467,12 +494,34 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Applies the migrations not applied yet among the first `last` (tests build older schemas).
+/// A migration may rebuild a table others reference (how SQLite drops a constraint), which needs
+/// foreign keys off while the old table goes; the pragma does nothing inside a transaction, so it
+/// is set around it, and every key is checked before the commit.
 pub(super) fn apply_up_to(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
+    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
+    if current >= last.min(MIGRATIONS.len()) {
+        return Ok(());
+    }
+    let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let applied = apply_in_one_transaction(conn, last);
+    conn.pragma_update(None, "foreign_keys", enforced)?;
+    applied
+}
+
+fn apply_in_one_transaction(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let current: usize = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
     for (i, sql) in MIGRATIONS.iter().enumerate().take(last).skip(current) {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    }
+    let broken: Option<String> = tx.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional()?;
+    if let Some(table) = broken {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+            Some(format!("a migration left a row of {table} without its parent")),
+        ));
     }
     tx.commit()
 }
@@ -572,6 +621,58 @@ mod tests {
             .await;
         assert!(matches!(copied, Err(RepoError::Store(_))), "{copied:?}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        let mut names: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        names.sort();
+        names
+    }
+
+    /// The rebuild that lets several companies invite one address keeps every column and row of
+    /// `members`, and the rows that point at a member still do (foreign keys on again after it).
+    #[test]
+    fn members_rebuilt_keep_their_columns_rows_and_references() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        apply_up_to(&mut conn, before("CREATE TABLE members_rebuilt")).unwrap();
+        let kept = columns(&conn, "members");
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-1', 'Acme', 'group', 'x');
+             INSERT INTO members (id, company_id, email, role, password_hash, created_at)
+                 VALUES ('MBR-1', 'CMP-1', 'a@example.fr', 'owner', '$argon2id$x', '2025-01-01T00:00:00.000Z');
+             INSERT INTO invitations (token_hash, member_id, company_id, created_at, expires_at)
+                 VALUES (x'01', 'MBR-1', 'CMP-1', 'x', 'x');",
+        )
+        .unwrap();
+        apply(&mut conn).unwrap();
+        let now_columns = columns(&conn, "members");
+        assert_eq!(now_columns, kept, "a column added before the rebuild must be added to it");
+        let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap();
+        assert!(enforced, "foreign keys are enforced again");
+        let refused = conn.execute(
+            "INSERT INTO invitations (token_hash, member_id, company_id, created_at, expires_at) VALUES (x'02', 'MBR-9', 'CMP-1', 'x', 'x')",
+            [],
+        );
+        assert!(refused.is_err(), "invitations still reference members");
+        conn.execute(
+            "INSERT INTO members (id, company_id, email, role, created_at) VALUES ('MBR-2', 'CMP-2', 'a@example.fr', 'viewer', 'x')",
+            [],
+        )
+        .expect_err("members still reference companies");
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-2', 'Other', 'group', 'x');
+             INSERT INTO members (id, company_id, email, role, created_at) VALUES ('MBR-2', 'CMP-2', 'a@example.fr', 'viewer', 'x');",
+        )
+        .expect("another company may invite an address that has an account");
+        conn.execute("UPDATE members SET password_hash = 'h' WHERE id = 'MBR-2'", [])
+            .expect_err("but not make a second account of it");
     }
 
     #[test]

@@ -104,7 +104,7 @@ words! {
     invited: "Invitation créée. Transmettez ce lien à la personne invitée (valable 7 jours, une seule fois) :", "Invitation created. Send this link to the person invited (valid 7 days, once):";
     invited_mailed: "Invitation créée et envoyée par e-mail. Le lien (valable 7 jours, une seule fois) :", "Invitation created and e-mailed. The link (valid 7 days, once):";
     invalid_email: "Adresse e-mail invalide.", "Invalid e-mail address.";
-    email_taken: "Cette adresse a déjà un compte Sceau.", "This address already has a Sceau account.";
+    email_taken: "Cette adresse est déjà membre de votre équipe.", "This address is already a member of your team.";
     keep_an_owner: "Une entreprise garde toujours un propriétaire : nommez d’abord un autre propriétaire.", "A company always keeps an owner: make another member owner first.";
     state_changed: "Ce membre a changé entre-temps : rechargez la page.", "This member changed meanwhile: reload the page.";
     members: "Membres", "Members";
