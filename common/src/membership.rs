@@ -70,3 +70,26 @@ pub fn open_totp(
     let bytes = keys.open(&totp_context(member), sealed).ok()?;
     crate::crypto::totp::TotpSecret::from_bytes(&bytes).ok()
 }
+
+/// Whether `code` is the member's second factor, spending it: a TOTP code of a step not used yet
+/// (recorded as used), or one of their unused recovery codes (removed). In the caller's
+/// transaction, so that two requests with one code get one yes.
+pub fn spend_second_factor(
+    tx: &Connection,
+    keys: &crate::crypto::envelope::MasterKeys,
+    member: &crate::ids::MemberId,
+    code: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, RepoError> {
+    let credentials = members::credentials_of(tx, member)?;
+    let secret = credentials.totp_secret_sealed.as_deref().and_then(|s| open_totp(keys, member, s));
+    let by_totp = match secret.and_then(|s| crate::crypto::totp::verify(&s, code, now, credentials.totp_last_step)) {
+        Some(step) => members::use_totp_step(tx, member, step)?,
+        None => false,
+    };
+    if by_totp {
+        return Ok(true);
+    }
+    let recovery = crate::crypto::recovery_codes::RecoveryKeys::of(keys);
+    members::use_recovery_code(tx, member, &crate::crypto::recovery_codes::candidates(&recovery, code))
+}

@@ -249,21 +249,27 @@ pub fn use_totp_step(tx: &Connection, id: &MemberId, step: u64) -> Result<bool, 
     Ok(n == 1)
 }
 
-/// Spends one recovery code: true when `hash` was among the member's unused codes.
-pub fn use_recovery_code(tx: &Connection, id: &MemberId, hash: &[u8]) -> Result<bool, RepoError> {
+/// Spends one recovery code: true when one of the member's unused codes equals one of
+/// `candidates` (the presented code's keyed hashes, see `recovery_codes::candidates`). Every pair
+/// is compared in constant time.
+pub fn use_recovery_code(tx: &Connection, id: &MemberId, candidates: &[Vec<u8>]) -> Result<bool, RepoError> {
     let stored: Option<String> = tx
         .query_row("SELECT recovery_codes FROM members WHERE id = ?1", [id.as_str()], |r| r.get(0))
         .optional()?
         .flatten();
     let Some(stored) = stored else { return Ok(false) };
     let mut codes: Vec<String> = serde_json::from_str(&stored)?;
-    let wanted = hex(hash);
-    let Some(position) = codes
-        .iter()
-        .position(|c| crate::crypto::api_key::hashes_match(c.as_bytes(), wanted.as_bytes()))
-    else {
-        return Ok(false);
-    };
+    let wanted: Vec<String> = candidates.iter().map(|c| hex(c)).collect();
+    let mut found = None;
+    for (i, code) in codes.iter().enumerate() {
+        let matches = wanted.iter().fold(false, |any, w| {
+            any | crate::crypto::api_key::hashes_match(code.as_bytes(), w.as_bytes())
+        });
+        if matches && found.is_none() {
+            found = Some(i);
+        }
+    }
+    let Some(position) = found else { return Ok(false) };
     codes.remove(position);
     tx.execute(
         "UPDATE members SET recovery_codes = ?2 WHERE id = ?1",
@@ -405,8 +411,8 @@ mod tests {
         assert!(get(&conn, &co, &m.id).unwrap().two_factor);
         assert!(!use_totp_step(&conn, &m.id, 10).unwrap(), "the enrolment's step");
         assert!(use_totp_step(&conn, &m.id, 11).unwrap());
-        assert!(use_recovery_code(&conn, &m.id, &[3, 4]).unwrap());
-        assert!(!use_recovery_code(&conn, &m.id, &[3, 4]).unwrap());
+        assert!(use_recovery_code(&conn, &m.id, &[vec![9, 9], vec![3, 4]]).unwrap(), "any candidate");
+        assert!(!use_recovery_code(&conn, &m.id, &[vec![3, 4]]).unwrap());
         assert_eq!(recovery_codes_left(&conn, &m.id).unwrap(), 1);
     }
 }

@@ -17,7 +17,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use common::crypto::password::Password;
-use common::crypto::{recovery_codes, totp};
+use common::crypto::recovery_codes::{self, RecoveryKeys};
+use common::crypto::totp;
 use common::ids::PortalSessionId;
 use common::membership;
 use common::store::{audit, members, portal_sessions, sign_in_throttle, RepoError};
@@ -280,7 +281,7 @@ pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Fo
             StatusCode::UNPROCESSABLE_ENTITY,
         ));
     };
-    let (codes, hashes) = recovery_codes::generate();
+    let (codes, hashes) = recovery_codes::generate(&RecoveryKeys::of(&state.keys));
     let sealed = membership::seal_totp(&state.keys, &signed.member().id, &secret);
     let (id, company, acting) = (signed.member().id.clone(), signed.company.id.clone(), signed.acting());
     state
