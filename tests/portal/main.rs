@@ -11,6 +11,7 @@ mod results;
 mod roles;
 mod team;
 mod throttle;
+mod two_factor;
 mod workflows;
 
 use ring::hmac;

@@ -278,3 +278,85 @@ async fn invitations_are_emailed_when_smtp_is_configured() {
         first.data
     );
 }
+
+/// The invitation link a Team page shows after inviting.
+fn invite_url(body: &str) -> String {
+    let marker = "data-testid=\"invite-url\">";
+    let start = body.find(marker).unwrap_or_else(|| panic!("no invitation link: {body}")) + marker.len();
+    body[start..].split('<').next().expect("the link").to_owned()
+}
+
+/// An admin learns nothing from inviting about another company's members, and takes over or
+/// blocks none of them: inviting answers alike for an address that is B's member, one B invited,
+/// and one nobody knows; the link for B's member fails as an expired one does and leaves their
+/// account as it was; B's own invitation still works. Only an account holds an address.
+#[tokio::test]
+async fn invitations_neither_probe_nor_squat_another_companys_members() {
+    let svc = Service::start(&[]).await;
+    let (a, b) = (svc.company(), svc.company());
+    let owner_a = Member::joined(&svc, &a.id, "owner-a@example.fr", "owner").await;
+    let owner_b = Member::joined(&svc, &b.id, "owner-b@example.fr", "owner").await;
+    let bob = Member::joined(&svc, &b.id, "bob@example.fr", "viewer").await;
+    let carol_in_b = owner_b
+        .submit(
+            "/portal/team",
+            "/portal/team/invitations",
+            &[("email", "carol@example.fr"), ("role", "viewer")],
+        )
+        .await;
+    assert_eq!(carol_in_b.status, 200, "{}", carol_in_b.body);
+    let carol_link_b = invite_url(&carol_in_b.body);
+
+    // B's member, B's invitee, a stranger: the same answer each time, a link each time.
+    let mut links = Vec::new();
+    for email in ["bob@example.fr", "carol@example.fr", "dan@example.fr"] {
+        let page = owner_a
+            .submit("/portal/team", "/portal/team/invitations", &[("email", email), ("role", "admin")])
+            .await;
+        assert_eq!(page.status, 200, "{email}: {}", page.body);
+        assert!(!page.body.contains("flash-error"), "{email}: {}", page.body);
+        assert!(page.body.contains("Invitation créée."), "{email}: {}", page.body);
+        links.push(invite_url(&page.body));
+    }
+    // The operator's CLI answers alike too.
+    let again = svc.admin(&[
+        "user",
+        "invite",
+        "--company",
+        &a.id,
+        "--email",
+        "bob@example.fr",
+        "--role",
+        "viewer",
+    ]);
+    assert_eq!(again["email"], "bob@example.fr", "{again}");
+    let bob_link_a = again["inviteUrl"].as_str().unwrap().to_owned();
+
+    // Whoever holds A's link for bob (A's admin, say) cannot take bob's address: the page says
+    // what it says of an expired link, and bob's account, password and session stay B's.
+    let mut squatter = Member::new(&svc, "bob@example.fr");
+    squatter.password = "a password of the squatter".into();
+    let refused = squatter.accept(&bob_link_a).await;
+    assert_eq!(refused.status, 404, "{}", refused.body);
+    assert!(refused.body.contains("plus valable"), "{}", refused.body);
+    assert_eq!(squatter.sign_in("a password of the squatter").await.status, 401);
+    let back = Member::new(&svc, "bob@example.fr");
+    assert_eq!(back.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
+    assert_eq!(bob.get("/portal/").await.status, 200, "bob's session still open");
+
+    // A's invitation did not block B's: carol joins B through B's link; A's link then fails alike.
+    let carol = Member::new(&svc, "carol@example.fr");
+    assert_eq!(carol.accept(&carol_link_b).await.location.as_deref(), Some("/portal/"));
+    assert_eq!(Member::new(&svc, "carol@example.fr").accept(&links[1]).await.status, 404);
+    // A stranger's link works as ever.
+    let dan = Member::new(&svc, "dan@example.fr");
+    assert_eq!(dan.accept(&links[2]).await.location.as_deref(), Some("/portal/"));
+
+    // A's team still shows bob and carol invited: nothing tells A what became of them.
+    let team_a = owner_a.get("/portal/team").await;
+    assert_eq!(team_a.body.matches("data-testid=\"invitation-row\"").count(), 2, "{}", team_a.body);
+    assert_eq!(team_a.body.matches("data-testid=\"member-row\"").count(), 2, "owner and dan");
+    let team_b = owner_b.get("/portal/team").await;
+    assert_eq!(team_b.body.matches("data-testid=\"member-row\"").count(), 3, "owner, bob, carol");
+    assert_eq!(team_b.body.matches("data-testid=\"invitation-row\"").count(), 0);
+}

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Argon2 runs of `kind` (`verify` or `hash`) the gateway has counted.
-async fn hashes(svc: &Service, kind: &str) -> u64 {
+pub(crate) async fn hashes(svc: &Service, kind: &str) -> u64 {
     let text = svc
         .http
         .get(format!("{}/metrics", svc.metrics_base))
@@ -30,7 +30,7 @@ async fn hashes(svc: &Service, kind: &str) -> u64 {
 
 /// Posts `fields` to `path` `n` times at once from `member`'s browser; how many got each status.
 /// Every 429 and 503 must say when to come back.
-async fn posted_at_once(member: &Member, path: &str, fields: &[(&'static str, String)], n: usize) -> BTreeMap<u16, usize> {
+pub(crate) async fn posted_at_once(member: &Member, path: &str, fields: &[(&'static str, String)], n: usize) -> BTreeMap<u16, usize> {
     let mut requests = tokio::task::JoinSet::new();
     for _ in 0..n {
         let (client, url, fields) = (member.client.clone(), format!("{}{path}", member.base), fields.to_vec());
@@ -52,7 +52,7 @@ async fn posted_at_once(member: &Member, path: &str, fields: &[(&'static str, St
 
 /// Sixty concurrent guesses answered `wrong` (the check ran) or 429: at most five checks, as
 /// many argon2 verifications as `wrong` answers (`verified` of them, from the metrics).
-fn assert_five_checks_at_most(what: &str, statuses: &BTreeMap<u16, usize>, wrong: u16, verified: Option<u64>) {
+pub(crate) fn assert_five_checks_at_most(what: &str, statuses: &BTreeMap<u16, usize>, wrong: u16, verified: Option<u64>) {
     let checked = statuses.get(&wrong).copied().unwrap_or(0);
     assert!((1..=5).contains(&checked), "{what}: {statuses:?}");
     assert_eq!(statuses.get(&429).copied().unwrap_or(0), 60 - checked, "{what}: {statuses:?}");

@@ -57,14 +57,7 @@ impl Member {
         let invite = svc.admin(&["user", "invite", "--company", company, "--email", email, "--role", role]);
         let member = Member::new(svc, email);
         let url = invite["inviteUrl"].as_str().expect("inviteUrl");
-        let page = member.get_url(url).await;
-        assert_eq!(page.status, 200, "{}", page.body);
-        let fields = [
-            ("formToken", page.field("formToken")),
-            ("password", PASSWORD.to_owned()),
-            ("passwordConfirm", PASSWORD.to_owned()),
-        ];
-        let joined = member.post_url(url, &fields).await;
+        let joined = member.accept(url).await;
         assert_eq!(
             (joined.status, joined.location.as_deref()),
             (303, Some("/portal/")),
@@ -72,6 +65,19 @@ impl Member {
             joined.body
         );
         member
+    }
+
+    /// Opens the invitation link `url` and chooses this member's password on its page; what the
+    /// page answered to the password.
+    pub async fn accept(&self, url: &str) -> Page {
+        let page = self.get_url(url).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let fields = [
+            ("formToken", page.field("formToken")),
+            ("password", self.password.clone()),
+            ("passwordConfirm", self.password.clone()),
+        ];
+        self.post_url(url, &fields).await
     }
 
     pub async fn get(&self, path: &str) -> Page {

@@ -1,6 +1,7 @@
 //! Invitations to join a company's team: single use, valid 7 days, kept only as the hash of their
 //! token (the link itself is shown once to whoever invited, or e-mailed). A new invitation of the
-//! same member replaces the previous one.
+//! same member replaces the previous one. Companies invite independently: an address may be
+//! invited by several, and the first invitation accepted makes its account.
 
 use super::error::{stored_time, RepoError};
 use super::members::{self, Member, MemberState};
@@ -69,9 +70,15 @@ pub fn open(c: &Connection, token_hash: &[u8], now: DateTime<Utc>) -> Result<Mem
     Ok(member)
 }
 
-/// Uses the invitation: the member gets their password and becomes active.
+/// Uses the invitation: the member gets their password and becomes active. `NotFound`, as for an
+/// expired link, when the address already has an account (in another company, which a company
+/// inviting it is not told): an address signs in to one account, and an invitation never takes
+/// over or blocks one. The invitation stays unused; it expires or is revoked as any other.
 pub fn accept(tx: &Connection, token_hash: &[u8], password_hash: &str, now: DateTime<Utc>) -> Result<Member, RepoError> {
     let member = open(tx, token_hash, now)?;
+    if members::account_holds(tx, &member.email, &member.id)? {
+        return Err(RepoError::NotFound);
+    }
     tx.execute(
         "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1",
         params![token_hash, crate::time::format(now)],
@@ -133,5 +140,38 @@ mod tests {
             "single use"
         );
         assert!(pending(&conn, &co).unwrap().is_empty());
+    }
+
+    /// Two companies invite the same address: neither invitation tells or blocks the other, and
+    /// the second accepted fails as an expired link would, leaving the first company's member
+    /// untouched.
+    #[test]
+    fn an_address_invited_by_two_companies_makes_one_account() {
+        let conn = memory();
+        let (a, b) = (company(&conn), company(&conn));
+        let (now, email) = (Utc::now(), Email::parse("bob@example.fr").unwrap());
+        let in_b = members::invite(&conn, &b, &email, Role::Viewer, now).unwrap();
+        create(&conn, &in_b, b"b", None, now).unwrap();
+        let in_a = members::invite(&conn, &a, &email, Role::Owner, now).expect("a pending invitation elsewhere changes nothing");
+        create(&conn, &in_a, b"a", None, now).unwrap();
+        let joined = accept(&conn, b"b", "$argon2id$bob", now).unwrap();
+        assert_eq!(joined.company_id, b);
+
+        assert!(matches!(accept(&conn, b"a", "$argon2id$squat", now), Err(RepoError::NotFound)));
+        let account = members::credentials(&conn, &email).unwrap().unwrap();
+        assert_eq!(
+            (account.member.id, account.password_hash.as_deref()),
+            (joined.id.clone(), Some("$argon2id$bob")),
+            "B's member keeps their account and password"
+        );
+        let again = members::invite(&conn, &a, &email, Role::Viewer, now).expect("A may invite again, as if nothing existed");
+        assert_eq!(again.id, in_a.id);
+        assert_eq!(pending(&conn, &a).unwrap().len(), 1, "A still sees its invitation pending");
+
+        // Once B disables its member, the address is free for the next invitation accepted.
+        members::disable(&conn, &b, &joined.id, now).unwrap();
+        create(&conn, &again, b"a2", None, now).unwrap();
+        assert_eq!(accept(&conn, b"a2", "$argon2id$new", now).unwrap().company_id, a);
+        assert_eq!(members::credentials(&conn, &email).unwrap().unwrap().member.company_id, a);
     }
 }

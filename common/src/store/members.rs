@@ -1,6 +1,8 @@
 //! The members of a client company's team (PORTAL.md): invited by e-mail with a role, active once
 //! they chose a password, disabled rather than deleted so the audit log keeps naming them. A
-//! company always keeps an active owner: the last one can be neither demoted nor disabled.
+//! company always keeps an active owner: the last one can be neither demoted nor disabled. An
+//! address is a member of a company at most once, and signs in to one account: the active member
+//! that holds it (several companies may have invited it meanwhile).
 
 use super::error::{stored, stored_time, RepoError};
 use super::StoreError;
@@ -121,9 +123,20 @@ pub fn get_any(c: &Connection, id: &MemberId) -> Result<Member, RepoError> {
     Ok(one(c, "id = ?1", id.as_str())?.ok_or(RepoError::NotFound)?.member)
 }
 
-/// What sign-in checks for this e-mail; `None` when no member has it.
+/// What sign-in checks for this e-mail: the one account (password chosen, not disabled) that
+/// holds it; `None` when there is none. Invitations and disabled members of any company hold no
+/// address.
 pub fn credentials(c: &Connection, email: &Email) -> Result<Option<Credentials>, RepoError> {
-    one(c, "email = ?1", email.as_str())
+    one(
+        c,
+        "email = ?1 AND password_hash IS NOT NULL AND disabled_at IS NULL",
+        email.as_str(),
+    )
+}
+
+/// Whether an account other than `except` holds `email` (see [`credentials`]).
+pub fn account_holds(c: &Connection, email: &Email, except: &MemberId) -> Result<bool, RepoError> {
+    Ok(credentials(c, email)?.is_some_and(|found| &found.member.id != except))
 }
 
 /// The member's sign-in secrets, by id.
@@ -141,16 +154,26 @@ pub fn list(c: &Connection, company: &CompanyId) -> Result<Vec<Member>, RepoErro
 }
 
 /// Records a member invited with `role`, or finds the invited member of this company with this
-/// address (a new invitation replaces the old one). Refused when the address belongs to an active
-/// or disabled member, in this company or another: one address signs in to one company.
+/// address (a new invitation replaces the old one). Refused when the address is an active or
+/// disabled member of this company. Only this company's members are read: whether another
+/// company knows the address changes nothing here, so inviting tells nothing of it (the one
+/// account an address may hold is settled when an invitation is accepted, see
+/// `invitations::accept`).
 pub fn invite(tx: &Connection, company: &CompanyId, email: &Email, role: Role, now: DateTime<Utc>) -> Result<Member, RepoError> {
     super::companies::get(tx, company)?;
-    if let Some(existing) = credentials(tx, email)? {
-        let member = existing.member;
-        if &member.company_id != company || member.state != MemberState::Invited {
+    let id: Option<String> = tx
+        .query_row(
+            "SELECT id FROM members WHERE company_id = ?1 AND email = ?2",
+            params![company.as_str(), email.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        let member = get(tx, company, &stored(&id)?)?;
+        if member.state != MemberState::Invited {
             return Err(RepoError::Invalid {
                 field: "email",
-                message: format!("{email} already has a Sceau account"),
+                message: format!("{email} is already a member of this company"),
             });
         }
         tx.execute(
@@ -226,21 +249,27 @@ pub fn use_totp_step(tx: &Connection, id: &MemberId, step: u64) -> Result<bool, 
     Ok(n == 1)
 }
 
-/// Spends one recovery code: true when `hash` was among the member's unused codes.
-pub fn use_recovery_code(tx: &Connection, id: &MemberId, hash: &[u8]) -> Result<bool, RepoError> {
+/// Spends one recovery code: true when one of the member's unused codes equals one of
+/// `candidates` (the presented code's keyed hashes, see `recovery_codes::candidates`). Every pair
+/// is compared in constant time.
+pub fn use_recovery_code(tx: &Connection, id: &MemberId, candidates: &[Vec<u8>]) -> Result<bool, RepoError> {
     let stored: Option<String> = tx
         .query_row("SELECT recovery_codes FROM members WHERE id = ?1", [id.as_str()], |r| r.get(0))
         .optional()?
         .flatten();
     let Some(stored) = stored else { return Ok(false) };
     let mut codes: Vec<String> = serde_json::from_str(&stored)?;
-    let wanted = hex(hash);
-    let Some(position) = codes
-        .iter()
-        .position(|c| crate::crypto::api_key::hashes_match(c.as_bytes(), wanted.as_bytes()))
-    else {
-        return Ok(false);
-    };
+    let wanted: Vec<String> = candidates.iter().map(|c| hex(c)).collect();
+    let mut found = None;
+    for (i, code) in codes.iter().enumerate() {
+        let matches = wanted.iter().fold(false, |any, w| {
+            any | crate::crypto::api_key::hashes_match(code.as_bytes(), w.as_bytes())
+        });
+        if matches && found.is_none() {
+            found = Some(i);
+        }
+    }
+    let Some(position) = found else { return Ok(false) };
     codes.remove(position);
     tx.execute(
         "UPDATE members SET recovery_codes = ?2 WHERE id = ?1",
@@ -382,8 +411,8 @@ mod tests {
         assert!(get(&conn, &co, &m.id).unwrap().two_factor);
         assert!(!use_totp_step(&conn, &m.id, 10).unwrap(), "the enrolment's step");
         assert!(use_totp_step(&conn, &m.id, 11).unwrap());
-        assert!(use_recovery_code(&conn, &m.id, &[3, 4]).unwrap());
-        assert!(!use_recovery_code(&conn, &m.id, &[3, 4]).unwrap());
+        assert!(use_recovery_code(&conn, &m.id, &[vec![9, 9], vec![3, 4]]).unwrap(), "any candidate");
+        assert!(!use_recovery_code(&conn, &m.id, &[vec![3, 4]]).unwrap());
         assert_eq!(recovery_codes_left(&conn, &m.id).unwrap(), 1);
     }
 }

@@ -1,9 +1,12 @@
 //! Versioned schema migrations, applied in order at open; `PRAGMA user_version` records the last.
 //! What needs the master key (sealing what earlier versions kept in clear) cannot run at open,
-//! where there is no key: SQL moves it aside, [`seal_webhook_secrets`] seals it at start.
+//! where there is no key: SQL moves it aside, [`seal_webhook_secrets`] seals it at start (and
+//! [`key_recovery_codes`] keys the recovery codes).
 
+use super::StoreError;
 use crate::crypto::envelope::MasterKeys;
-use rusqlite::{params, Connection};
+use crate::crypto::recovery_codes::{self, RecoveryKeys};
+use rusqlite::{params, Connection, OptionalExtension};
 
 /// Each entry is one migration; never edit a released one, append a new one.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -469,6 +472,40 @@ ALTER TABLE workflows ADD COLUMN test_webhook_url TEXT;
 DROP INDEX webhook_events_ended;
 CREATE INDEX webhook_events_ended ON webhook_events(updated_at) WHERE status IN ('delivered', 'dead', 'gone', 'not_sent');
 "#,
+    // An e-mail address is no longer reserved by an invitation: each company invites whom it
+    // likes, and only an account (a password chosen, not disabled) holds its address, so that an
+    // invitation neither tells nor blocks what another company did with it (see
+    // `invitations::accept`). SQLite drops a column's UNIQUE only by rebuilding the table.
+    r#"
+CREATE TABLE members_rebuilt (
+    id TEXT PRIMARY KEY,
+    company_id TEXT NOT NULL REFERENCES companies(id),
+    email TEXT NOT NULL,
+    role TEXT NOT NULL,
+    password_hash TEXT,
+    lang TEXT,
+    totp_secret_sealed BLOB,
+    totp_last_step INTEGER,
+    recovery_codes TEXT,
+    disabled_at TEXT,
+    created_at TEXT NOT NULL
+);
+INSERT INTO members_rebuilt (id, company_id, email, role, password_hash, lang, totp_secret_sealed, totp_last_step, recovery_codes, disabled_at, created_at)
+    SELECT id, company_id, email, role, password_hash, lang, totp_secret_sealed, totp_last_step, recovery_codes, disabled_at, created_at
+    FROM members;
+DROP TABLE members;
+ALTER TABLE members_rebuilt RENAME TO members;
+CREATE INDEX members_by_company ON members(company_id, created_at);
+CREATE UNIQUE INDEX members_once_per_company ON members(company_id, email);
+CREATE UNIQUE INDEX members_one_account ON members(email) WHERE password_hash IS NOT NULL AND disabled_at IS NULL;
+"#,
+    // Recovery codes are stored keyed (HMAC under a server key, see `crypto::recovery_codes`),
+    // not as their bare SHA-256. SQL has no key: the values stored so far wait in
+    // `recovery_codes_unkeyed` for the first start with it (`key_recovery_codes`).
+    r#"
+ALTER TABLE members ADD COLUMN recovery_codes_unkeyed TEXT;
+UPDATE members SET recovery_codes_unkeyed = recovery_codes, recovery_codes = NULL WHERE recovery_codes IS NOT NULL;
+"#,
 ];
 
 /// Brings the schema up to date.
@@ -477,12 +514,34 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Applies the migrations not applied yet among the first `last` (tests build older schemas).
+/// A migration may rebuild a table others reference (how SQLite drops a constraint), which needs
+/// foreign keys off while the old table goes; the pragma does nothing inside a transaction, so it
+/// is set around it, and every key is checked before the commit.
 pub(super) fn apply_up_to(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
+    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
+    if current >= last.min(MIGRATIONS.len()) {
+        return Ok(());
+    }
+    let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let applied = apply_in_one_transaction(conn, last);
+    conn.pragma_update(None, "foreign_keys", enforced)?;
+    applied
+}
+
+fn apply_in_one_transaction(conn: &mut Connection, last: usize) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let current: usize = tx.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0))? as usize;
     for (i, sql) in MIGRATIONS.iter().enumerate().take(last).skip(current) {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    }
+    let broken: Option<String> = tx.query_row("PRAGMA foreign_key_check", [], |r| r.get(0)).optional()?;
+    if let Some(table) = broken {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+            Some(format!("a migration left a row of {table} without its parent")),
+        ));
     }
     tx.commit()
 }
@@ -504,6 +563,45 @@ pub fn seal_webhook_secrets(tx: &Connection, keys: &MasterKeys) -> rusqlite::Res
     }
     tx.execute("DELETE FROM webhook_secrets_to_seal", [])?;
     Ok(pending.len())
+}
+
+/// Keys the recovery codes an earlier version stored as bare SHA-256 (moved aside by the migration
+/// above): each becomes `HMAC(key, SHA-256(code))`, what new codes are stored as, so members keep
+/// the codes they printed. Returns how many members it keyed; idempotent like the sealing.
+pub fn key_recovery_codes(tx: &Connection, keys: &MasterKeys) -> Result<usize, StoreError> {
+    let pending: Vec<(String, String)> = tx
+        .prepare("SELECT id, recovery_codes_unkeyed FROM members WHERE recovery_codes_unkeyed IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let recovery = RecoveryKeys::of(keys);
+    for (member, unkeyed) in &pending {
+        let corrupt = || StoreError::Corrupt(format!("unexpected stored recovery codes of {member}"));
+        let codes: Vec<String> = serde_json::from_str(unkeyed).map_err(|_| corrupt())?;
+        let keyed = codes
+            .iter()
+            .map(|c| unhex(c).map(|sha| hex(&recovery_codes::rekey(&recovery, &sha))).ok_or_else(corrupt))
+            .collect::<Result<Vec<_>, _>>()?;
+        let keyed = serde_json::to_string(&keyed).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        tx.execute(
+            "UPDATE members SET recovery_codes = ?2, recovery_codes_unkeyed = NULL WHERE id = ?1",
+            params![member, keyed],
+        )?;
+    }
+    Ok(pending.len())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -581,6 +679,93 @@ mod tests {
             })
             .await;
         assert!(matches!(copied, Err(RepoError::Store(_))), "{copied:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        let mut names: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        names.sort();
+        names
+    }
+
+    /// The rebuild that lets several companies invite one address keeps every column and row of
+    /// `members`, and the rows that point at a member still do (foreign keys on again after it).
+    #[test]
+    fn members_rebuilt_keep_their_columns_rows_and_references() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", true).unwrap();
+        apply_up_to(&mut conn, before("CREATE TABLE members_rebuilt")).unwrap();
+        let kept = columns(&conn, "members");
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-1', 'Acme', 'group', 'x');
+             INSERT INTO members (id, company_id, email, role, password_hash, created_at)
+                 VALUES ('MBR-1', 'CMP-1', 'a@example.fr', 'owner', '$argon2id$x', '2025-01-01T00:00:00.000Z');
+             INSERT INTO invitations (token_hash, member_id, company_id, created_at, expires_at)
+                 VALUES (x'01', 'MBR-1', 'CMP-1', 'x', 'x');",
+        )
+        .unwrap();
+        apply(&mut conn).unwrap();
+        let mut now_columns = columns(&conn, "members");
+        now_columns.retain(|c| c != "recovery_codes_unkeyed");
+        assert_eq!(now_columns, kept, "a column added before the rebuild must be added to it");
+        let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0)).unwrap();
+        assert!(enforced, "foreign keys are enforced again");
+        let refused = conn.execute(
+            "INSERT INTO invitations (token_hash, member_id, company_id, created_at, expires_at) VALUES (x'02', 'MBR-9', 'CMP-1', 'x', 'x')",
+            [],
+        );
+        assert!(refused.is_err(), "invitations still reference members");
+        conn.execute(
+            "INSERT INTO members (id, company_id, email, role, created_at) VALUES ('MBR-2', 'CMP-2', 'a@example.fr', 'viewer', 'x')",
+            [],
+        )
+        .expect_err("members still reference companies");
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-2', 'Other', 'group', 'x');
+             INSERT INTO members (id, company_id, email, role, created_at) VALUES ('MBR-2', 'CMP-2', 'a@example.fr', 'viewer', 'x');",
+        )
+        .expect("another company may invite an address that has an account");
+        conn.execute("UPDATE members SET password_hash = 'h' WHERE id = 'MBR-2'", [])
+            .expect_err("but not make a second account of it");
+    }
+
+    /// Recovery codes an earlier version stored as bare SHA-256 are set aside by SQL, keyed at the
+    /// first start with the key, and then match their codes as new ones do.
+    #[tokio::test]
+    async fn recovery_codes_stored_unkeyed_are_keyed_at_start_and_still_match() {
+        let dir = std::env::temp_dir().join(format!("sceau-recovery-{}", crate::ids::random_hex(8)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("db.sqlite");
+        let code = "0a1b2-c3d4e";
+        let legacy = hex(ring::digest::digest(&ring::digest::SHA256, b"0a1b2c3d4e").as_ref());
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            apply_up_to(&mut conn, before("ADD COLUMN recovery_codes_unkeyed")).unwrap();
+            conn.execute_batch(&format!(
+                "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-1', 'Acme', 'group', 'x');
+                 INSERT INTO members (id, company_id, email, role, password_hash, recovery_codes, created_at)
+                     VALUES ('MBR-20250101-0123456789ab', 'CMP-1', 'a@example.fr', 'owner', 'h', '[\"{legacy}\"]', '2025-01-01T00:00:00.000Z');"
+            ))
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let keys = Arc::new(MasterKeys::ephemeral());
+        assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 1);
+        assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 0, "done once");
+        assert!(!files_hold(&path, &legacy), "the bare SHA-256 is gone from the files");
+        let member: crate::ids::MemberId = "MBR-20250101-0123456789ab".parse().unwrap();
+        let candidates = recovery_codes::candidates(&RecoveryKeys::of(&keys), code);
+        let spent = store
+            .write(move |tx| crate::store::members::use_recovery_code(tx, &member, &candidates))
+            .await
+            .unwrap();
+        assert!(spent, "the code printed before the upgrade still works");
         let _ = std::fs::remove_dir_all(dir);
     }
 

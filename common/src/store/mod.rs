@@ -270,12 +270,13 @@ impl Store {
 }
 
 impl Store {
-    /// Runs the migrations that need the master key (see [`migrations::seal_webhook_secrets`]);
-    /// returns how many values it sealed. When it sealed any, the database is rewritten and its
-    /// log emptied, so no freed page of either file still holds a value that was in clear.
+    /// Runs the migrations that need the master key (see [`migrations::seal_webhook_secrets`] and
+    /// [`migrations::key_recovery_codes`]); returns how many rows it sealed or keyed. When it
+    /// changed any, the database is rewritten and its log emptied, so no freed page of either file
+    /// still holds a value that was in clear (or hashed without the key).
     pub async fn apply_keyed_migrations(&self, keys: Arc<MasterKeys>) -> Result<usize, StoreError> {
         let sealed = self
-            .write(move |tx| migrations::seal_webhook_secrets(tx, &keys).map_err(StoreError::from))
+            .write(move |tx| Ok::<_, StoreError>(migrations::seal_webhook_secrets(tx, &keys)? + migrations::key_recovery_codes(tx, &keys)?))
             .await?;
         if sealed > 0 {
             let path = self.inner.path.clone();
@@ -295,7 +296,7 @@ fn rewrite_files(path: &Path) -> Result<(), StoreError> {
     let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
     if busy != 0 {
         // Another process is reading: its next checkpoints overwrite the log in time.
-        tracing::warn!("the database log could not be emptied after sealing webhook secrets");
+        tracing::warn!("the database log could not be emptied after sealing secrets and keying recovery codes");
     }
     Ok(())
 }

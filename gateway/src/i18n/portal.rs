@@ -95,6 +95,13 @@ words! {
     two_factor_disabled: "Double authentification désactivée.", "Two-factor authentication disabled.";
     two_factor_mandatory: "Votre entreprise exige la double authentification.", "Your company requires two-factor authentication.";
     recovery_codes: "Codes de secours", "Recovery codes";
+    two_factor_replace: "Changer d’appareil de double authentification", "Change the two-factor device";
+    two_factor_replace_text: "Pour remplacer votre double authentification, confirmez avec votre mot de passe actuel et un code de votre application actuelle (ou un code de secours). Vos anciens codes de secours ne serviront plus.", "To replace your two-factor authentication, confirm with your current password and a code from your current app (or a recovery code). Your old recovery codes will stop working.";
+    current_code: "Code actuel (ou code de secours)", "Current code (or recovery code)";
+    new_code: "Code de la nouvelle clé", "Code from the new key";
+    wrong_password_or_code: "Mot de passe actuel ou code actuel incorrect.", "Wrong current password or current code.";
+    enrolment_expired: "Cette clé a expiré (elle est valable 10 minutes) : recommencez avec la nouvelle clé ci-dessous.", "This key has expired (it is valid for 10 minutes): start again with the new key below.";
+    two_factor_changed: "Votre double authentification a changé entre-temps : recommencez.", "Your two-factor authentication changed meanwhile: start again.";
     language: "Langue", "Language";
     role: "Rôle", "Role";
     // — Team, settings, audit log, usage
@@ -104,7 +111,7 @@ words! {
     invited: "Invitation créée. Transmettez ce lien à la personne invitée (valable 7 jours, une seule fois) :", "Invitation created. Send this link to the person invited (valid 7 days, once):";
     invited_mailed: "Invitation créée et envoyée par e-mail. Le lien (valable 7 jours, une seule fois) :", "Invitation created and e-mailed. The link (valid 7 days, once):";
     invalid_email: "Adresse e-mail invalide.", "Invalid e-mail address.";
-    email_taken: "Cette adresse a déjà un compte Sceau.", "This address already has a Sceau account.";
+    email_taken: "Cette adresse est déjà membre de votre équipe.", "This address is already a member of your team.";
     keep_an_owner: "Une entreprise garde toujours un propriétaire : nommez d’abord un autre propriétaire.", "A company always keeps an owner: make another member owner first.";
     state_changed: "Ce membre a changé entre-temps : rechargez la page.", "This member changed meanwhile: reload the page.";
     members: "Membres", "Members";

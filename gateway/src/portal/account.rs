@@ -1,7 +1,7 @@
 //! The member's own account: password change (their other sessions end), active sessions with
-//! revoke, two-factor enrolment (TOTP with QR code and recovery codes shown once) and removal,
-//! and the portal's language. The current password both changes ask for is checked under the
-//! sign-in throttle (see `password_check`).
+//! revoke, two-factor enrolment (TOTP with QR code and recovery codes shown once), replacement
+//! and removal, and the portal's language. The current password these changes ask for is checked
+//! under the sign-in throttle (see `password_check`).
 
 use super::cookies::Cookie;
 use super::error::{PortalError, PortalResult};
@@ -17,12 +17,13 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use common::crypto::password::Password;
-use common::crypto::{recovery_codes, totp};
+use common::crypto::recovery_codes::{self, RecoveryKeys};
+use common::crypto::totp;
 use common::ids::PortalSessionId;
-use common::membership;
+use common::membership::{self, EnrolmentRefused};
 use common::store::{audit, members, portal_sessions, sign_in_throttle, RepoError};
 use common::team::AuditAction;
-use maud::{html, Markup, PreEscaped};
+use maud::{html, PreEscaped};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -66,6 +67,7 @@ async fn render(state: &AppState, signed: &Signed, notice: Option<Notice<'_>>, s
         h2 { (t.two_factor) }
         @if signed.member().two_factor {
             p data-testid="two-factor-state" { (t.two_factor_on) }
+            p { a.button.secondary href="/portal/account/two-factor" data-testid="two-factor-replace-link" { (t.two_factor_replace) } }
             @if signed.company.two_factor_required {
                 p.muted { (t.two_factor_mandatory) }
             } @else {
@@ -217,23 +219,40 @@ pub async fn set_language(State(state): State<AppState>, signed: Signed, Form(fo
     Ok(response)
 }
 
-/// The secret being enrolled travels sealed in the form (bound to the member), so nothing is
-/// stored before the member proves their app has it.
+/// The secret being enrolled travels sealed in the form (bound to the member, with when it was
+/// shown), so nothing is stored before the member proves their app has it, and a form kept
+/// beyond `membership::ENROLMENT_VALIDITY` enrols nothing.
 fn seal_enrolment(state: &AppState, signed: &Signed, secret: &totp::TotpSecret) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(membership::seal_totp(&state.keys, &signed.member().id, secret))
+    let sealed = membership::seal_enrolment(&state.keys, &signed.member().id, secret, chrono::Utc::now());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sealed)
 }
 
-fn open_enrolment(state: &AppState, signed: &Signed, sealed: &str) -> Option<totp::TotpSecret> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed).ok()?;
-    membership::open_totp(&state.keys, &signed.member().id, &bytes)
+fn open_enrolment(state: &AppState, signed: &Signed, sealed: &str) -> Result<totp::TotpSecret, EnrolmentRefused> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(sealed)
+        .map_err(|_| EnrolmentRefused::Invalid)?;
+    membership::open_enrolment(&state.keys, &signed.member().id, &bytes, chrono::Utc::now())
 }
 
-fn enrolment_form(state: &AppState, signed: &Signed, secret: &totp::TotpSecret, notice: Option<Notice<'_>>) -> PortalResult<Markup> {
+/// The enrolment page: a new secret's QR code and key, and the form confirming it with a code.
+/// A member who already has a second factor replaces it, and proves it is them first: the
+/// current password and a code of the current factor (or a recovery code).
+fn enrolment_page(
+    state: &AppState,
+    signed: &Signed,
+    secret: &totp::TotpSecret,
+    notice: Option<Notice<'_>>,
+    status: StatusCode,
+) -> PortalResult<Response> {
     let t = signed.lang.portal();
+    let replacing = signed.member().two_factor;
     let url = totp::otpauth_url(secret, signed.member().email.as_str()).map_err(|e| PortalError::Internal(e.to_string()))?;
     let qr = totp::qr_svg(&url).map_err(|e| PortalError::Internal(e.to_string()))?;
-    Ok(html! {
+    let body = html! {
         (layout::notice_markup(notice))
+        @if replacing {
+            p data-testid="two-factor-replace" { (t.two_factor_replace_text) }
+        }
         p { (t.two_factor_scan) }
         // The SVG is our own drawing of the QR modules: numbers and fixed markup only.
         div.qr role="img" aria-label=(t.two_factor_enrol) { (PreEscaped(qr)) }
@@ -241,55 +260,139 @@ fn enrolment_form(state: &AppState, signed: &Signed, secret: &totp::TotpSecret, 
         form method="post" action="/portal/account/two-factor" {
             input type="hidden" name="csrf" value=(signed.session.csrf_token);
             input type="hidden" name="enrolment" value=(seal_enrolment(state, signed, secret));
-            label for="code" { (t.code) }
+            @if replacing {
+                label for="currentPassword" { (t.current_password) }
+                input #currentPassword type="password" name="currentPassword" autocomplete="current-password" required;
+                label for="currentCode" { (t.current_code) }
+                input #currentCode type="text" name="currentCode" autocomplete="one-time-code" required;
+            }
+            label for="code" { (if replacing { t.new_code } else { t.code }) }
             input #code type="text" name="code" inputmode="numeric" autocomplete="one-time-code" required;
             button type="submit" { (t.verify) }
         }
-    })
+    };
+    let title = if replacing { t.two_factor_replace } else { t.two_factor_enrol };
+    Ok(layout::with_status(
+        layout::page(signed, "/portal/account", title, None, body),
+        status,
+    ))
 }
 
-/// `GET /portal/account/two-factor`: a new secret, its QR code and key.
+/// `GET /portal/account/two-factor`: a new secret, its QR code and key (to replace the current
+/// one, for a member who has one).
 pub async fn enrol_page(State(state): State<AppState>, signed: Signed) -> PortalResult<Response> {
     let t = signed.lang.portal();
-    if signed.member().two_factor {
-        return Ok(Redirect::to("/portal/account").into_response());
-    }
     let notice = signed.must_enrol().then_some(Notice::Error(t.two_factor_required));
-    let body = enrolment_form(&state, &signed, &totp::TotpSecret::generate(), notice)?;
-    Ok(layout::page(&signed, "/portal/account", t.two_factor_enrol, None, body))
+    enrolment_page(&state, &signed, &totp::TotpSecret::generate(), notice, StatusCode::OK)
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Enrol {
     csrf: String,
     enrolment: String,
     code: String,
+    /// Asked when a second factor is replaced.
+    #[serde(default)]
+    current_password: String,
+    #[serde(default)]
+    current_code: String,
 }
 
-/// `POST /portal/account/two-factor`: the first code proves the app holds the secret; the
-/// recovery codes are shown once.
+/// What the proof of the current factor found, in the write that enrols the new one.
+enum Replaced {
+    Done,
+    /// The password was right but the code of the current factor was not.
+    WrongCode,
+    /// The member enrolled (elsewhere) after this form was shown without asking for proof.
+    Changed,
+}
+
+/// `POST /portal/account/two-factor`: the first code proves the app holds the new secret; a
+/// factor already enrolled is replaced only with the current password (under the sign-in
+/// throttle, like every current password) and a code of that factor; the recovery codes are
+/// shown once.
 pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Form<Enrol>) -> PortalResult<Response> {
     signed.check_csrf(&form.csrf)?;
     let t = signed.lang.portal();
-    let secret = open_enrolment(&state, &signed, &form.enrolment).ok_or(PortalError::BadForm)?;
-    let now = chrono::Utc::now();
-    let Some(step) = totp::verify(&secret, &form.code, now, None) else {
-        let body = enrolment_form(&state, &signed, &secret, Some(Notice::Error(t.wrong_code)))?;
-        return Ok(layout::with_status(
-            layout::page(&signed, "/portal/account", t.two_factor_enrol, None, body),
-            StatusCode::UNPROCESSABLE_ENTITY,
-        ));
+    let secret = match open_enrolment(&state, &signed, &form.enrolment) {
+        Ok(secret) => secret,
+        Err(_) => {
+            let notice = Some(Notice::Error(t.enrolment_expired));
+            return enrolment_page(
+                &state,
+                &signed,
+                &totp::TotpSecret::generate(),
+                notice,
+                StatusCode::UNPROCESSABLE_ENTITY,
+            );
+        }
     };
-    let (codes, hashes) = recovery_codes::generate();
+    let now = chrono::Utc::now();
+    let refuse = |notice, status| enrolment_page(&state, &signed, &secret, Some(Notice::Error(notice)), status);
+    let Some(step) = totp::verify(&secret, &form.code, now, None) else {
+        return refuse(t.wrong_code, StatusCode::UNPROCESSABLE_ENTITY);
+    };
+    let replacing = signed.member().two_factor;
+    let admitted = if replacing {
+        if form.current_password.is_empty() || form.current_code.trim().is_empty() {
+            return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY);
+        }
+        match password_check::check(&state, signed.member(), form.current_password).await? {
+            Checked::Right { admitted, .. } => Some(admitted),
+            Checked::Wrong => return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY),
+            Checked::Locked(until) => return Ok(password_check::locked(refuse(t.locked, StatusCode::OK)?, until)),
+        }
+    } else {
+        None
+    };
+    let (codes, hashes) = recovery_codes::generate(&RecoveryKeys::of(&state.keys));
     let sealed = membership::seal_totp(&state.keys, &signed.member().id, &secret);
-    let (id, company, acting) = (signed.member().id.clone(), signed.company.id.clone(), signed.acting());
-    state
+    let (id, company, acting, keys) = (
+        signed.member().id.clone(),
+        signed.company.id.clone(),
+        signed.acting(),
+        state.keys.clone(),
+    );
+    let current_code = form.current_code;
+    let replaced = state
         .store
         .write(move |tx| {
+            let has_factor = members::credentials_of(tx, &id)?.totp_secret_sealed.is_some();
+            match &admitted {
+                // The attempt counted for the password stays counted when the code is wrong.
+                Some(admitted) => {
+                    if !membership::spend_second_factor(tx, &keys, &id, &current_code, now)? {
+                        return Ok::<_, RepoError>(Replaced::WrongCode);
+                    }
+                    sign_in_throttle::undo(tx, admitted)?;
+                }
+                None if has_factor => return Ok(Replaced::Changed),
+                None => {}
+            }
             members::enable_two_factor(tx, &id, &sealed, step, &hashes)?;
-            audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorEnabled, id.as_str(), now))
+            audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorEnabled, id.as_str(), now))?;
+            Ok(Replaced::Done)
         })
         .await?;
+    match replaced {
+        Replaced::Done => {}
+        Replaced::WrongCode => return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY),
+        Replaced::Changed => {
+            return Ok(layout::with_status(
+                layout::page(
+                    &signed,
+                    "/portal/account",
+                    t.two_factor,
+                    Some(Notice::Error(t.two_factor_changed)),
+                    html! {
+                        p { a href="/portal/account/two-factor" { (t.two_factor_replace) } }
+                    },
+                ),
+                StatusCode::CONFLICT,
+            ))
+        }
+    }
     let body = html! {
         h2 { (t.recovery_codes) }
         ul.codes data-testid="recovery-codes" { @for c in &codes { li { code { (c) } } } }

@@ -20,7 +20,6 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use common::crypto::session_token::Token;
-use common::crypto::{recovery_codes, totp};
 use common::membership;
 use common::store::members::{self, Credentials, Member, MemberState};
 use common::store::portal_sessions::{self, Origin};
@@ -285,16 +284,7 @@ pub async fn code_submit(
                 Attempt::Admitted(admitted) => admitted,
                 Attempt::Locked(until) => return Ok::<_, RepoError>(Err(until)),
             };
-            let credentials = members::credentials_of(tx, &id)?;
-            let secret = credentials
-                .totp_secret_sealed
-                .as_deref()
-                .and_then(|s| membership::open_totp(&keys, &id, s));
-            let by_totp = match secret.and_then(|s| totp::verify(&s, &code, now, credentials.totp_last_step)) {
-                Some(step) => members::use_totp_step(tx, &id, step)?,
-                None => false,
-            };
-            let ok = by_totp || members::use_recovery_code(tx, &id, &recovery_codes::hash(&code))?;
+            let ok = membership::spend_second_factor(tx, &keys, &id, &code, now)?;
             Ok(Ok(ok.then_some(admitted)))
         })
         .await?;
