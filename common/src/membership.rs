@@ -187,7 +187,7 @@ mod tests {
         let admin_key = key(&conn, &co, &admin, KeyScopes::all());
 
         let done = disable(&conn, &co, &dev, true, &Acting::operator(), Utc::now()).unwrap();
-        assert_eq!(done.revoked_keys, [dev_key.clone()]);
+        assert_eq!(done.revoked_keys, std::slice::from_ref(&dev_key));
         assert_eq!(done.member.state, MemberState::Disabled);
         let rows = audit_rows(&conn, &co);
         assert!(rows.contains(&(AuditAction::ApiKeyRevoked, dev_key.clone())), "{rows:?}");
@@ -196,7 +196,10 @@ mod tests {
 
         let kept = disable(&conn, &co, &admin, false, &Acting::operator(), Utc::now()).unwrap();
         assert!(kept.revoked_keys.is_empty());
-        assert_eq!(api_keys::live_created_by(&conn, &co, &admin).unwrap(), [admin_key.clone()]);
+        assert_eq!(
+            api_keys::live_created_by(&conn, &co, &admin).unwrap(),
+            std::slice::from_ref(&admin_key)
+        );
         let target = format!("admin@example.fr (API keys kept: {admin_key})");
         assert!(audit_rows(&conn, &co).contains(&(AuditAction::MemberDisabled, target)));
     }
