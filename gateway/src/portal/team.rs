@@ -29,15 +29,20 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 pub struct Flash {
     flash: Option<String>,
-    /// With `flash=disabled`: how many of the member's API keys were revoked with them.
-    keys: Option<usize>,
+    /// With `flash=disabled`: how many of the member's API keys were revoked with them (anything
+    /// else than a count is ignored, as an unknown flash is).
+    keys: Option<String>,
 }
 
 /// `GET /portal/team`.
 pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
     signed.require(Permission::ManageTeam)?;
     let t = signed.lang.portal();
-    let with_keys = q.keys.filter(|n| *n > 0).map(|n| disabled_with_keys(signed.lang, n));
+    let with_keys = q
+        .keys
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .map(|n| disabled_with_keys(signed.lang, n));
     let notice = match (q.flash.as_deref(), &with_keys) {
         (Some("role"), _) => Some(Notice::Ok(t.role_changed)),
         (Some("disabled"), Some(text)) => Some(Notice::Ok(text.as_str())),
