@@ -17,6 +17,7 @@ const COMMANDS: &[&[&str]] = &[
     &["company", "rotate-secret"],
     &["key"],
     &["key", "create"],
+    &["key", "list"],
     &["key", "revoke"],
     &["workflow"],
     &["workflow", "create"],

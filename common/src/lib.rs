@@ -22,4 +22,6 @@ pub mod telemetry;
 pub mod test_fixtures;
 
 pub use ::domain::vocabulary as domain;
-pub use ::domain::{analysis, batch, catalogue, country, decision, file_kind, ids, journey, model, postal, team, test_mode, time, webhook};
+pub use ::domain::{
+    analysis, batch, catalogue, country, decision, file_kind, ids, journey, key_scopes, model, postal, team, test_mode, time, webhook,
+};

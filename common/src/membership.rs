@@ -1,13 +1,15 @@
 //! Operations on a company's team that the operator CLI and the portal share, so both do the same
 //! thing: an invitation mints a single-use token, keeps only its hash, audits who invited, and
-//! hands back the link (shown once, or e-mailed). Also the sealing of a member's TOTP secret, at
-//! rest and while it is being enrolled, and the check of a second factor that spends it.
+//! hands back the link (shown once, or e-mailed); disabling a member may revoke the API keys they
+//! made, and a new role takes from their keys the scopes it lacks, the audit log naming the keys.
+//! Also the sealing of a member's TOTP secret, at rest and while it is being enrolled, and the
+//! check of a second factor that spends it.
 
 use crate::crypto::session_token::Token;
-use crate::ids::CompanyId;
+use crate::ids::{CompanyId, MemberId};
 use crate::store::audit::{self, Acting};
-use crate::store::members::{self, Member};
-use crate::store::{invitations, RepoError};
+use crate::store::members::{self, Member, MemberState};
+use crate::store::{api_keys, invitations, RepoError};
 use crate::team::{AuditAction, Email, Role};
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::Connection;
@@ -46,6 +48,79 @@ pub fn invite(
         member,
         expires_at,
     })
+}
+
+/// A member disabled (or an invitation revoked), and the keys revoked with them.
+#[derive(Debug, Clone)]
+pub struct Disabled {
+    /// As they were left: disabled, or the invitation as it was before its removal.
+    pub member: Member,
+    /// The prefixes of the API keys revoked with them (none for an invitation).
+    pub revoked_keys: Vec<String>,
+}
+
+/// Disables a member, or revokes an invitation, and with `revoke_keys` revokes every live API key
+/// the member created (live and test): a key must not outlive its maker by oversight. Audited as
+/// `member.disable` (`member.invitation_revoke`) naming the keys revoked, or those kept, plus one
+/// `api_key.revoke` per key.
+pub fn disable(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &MemberId,
+    revoke_keys: bool,
+    by: &Acting,
+    now: DateTime<Utc>,
+) -> Result<Disabled, RepoError> {
+    let member = members::disable(tx, company, id, now)?;
+    let invited = member.state == MemberState::Invited;
+    let (revoked_keys, kept) = match (invited, revoke_keys) {
+        (true, _) => (Vec::new(), Vec::new()),
+        (false, true) => (api_keys::revoke_created_by(tx, company, id, now)?, Vec::new()),
+        (false, false) => (Vec::new(), api_keys::live_created_by(tx, company, id)?),
+    };
+    for prefix in &revoked_keys {
+        audit::record(tx, company, &by.entry(AuditAction::ApiKeyRevoked, prefix.as_str(), now))?;
+    }
+    let (action, target) = if invited {
+        (AuditAction::InvitationRevoked, member.email.to_string())
+    } else if !revoked_keys.is_empty() {
+        (
+            AuditAction::MemberDisabled,
+            format!("{} (API keys revoked: {})", member.email, revoked_keys.join(", ")),
+        )
+    } else if !kept.is_empty() {
+        (
+            AuditAction::MemberDisabled,
+            format!("{} (API keys kept: {})", member.email, kept.join(", ")),
+        )
+    } else {
+        (AuditAction::MemberDisabled, member.email.to_string())
+    };
+    audit::record(tx, company, &by.entry(action, target, now))?;
+    Ok(Disabled { member, revoked_keys })
+}
+
+/// Gives a member a new role (their sessions end) and takes from the live keys they created the
+/// scopes the new role may not give: a developer's keys never reach images, whoever they were
+/// when they made them. A promotion widens no key. Audited as `member.role`, naming the keys
+/// narrowed.
+pub fn change_role(
+    tx: &Connection,
+    company: &CompanyId,
+    id: &MemberId,
+    role: Role,
+    by: &Acting,
+    now: DateTime<Utc>,
+) -> Result<Member, RepoError> {
+    let before = members::get(tx, company, id)?;
+    let member = members::set_role(tx, company, id, role)?;
+    let narrowed = api_keys::narrow_created_by(tx, company, id, role.key_scopes())?;
+    let mut target = format!("{} ({} → {})", member.email, before.role, role);
+    if !narrowed.is_empty() {
+        target.push_str(&format!(" (API keys without images: {})", narrowed.join(", ")));
+    }
+    audit::record(tx, company, &by.entry(AuditAction::RoleChanged, target, now))?;
+    Ok(member)
 }
 
 /// The associated data binding a member's sealed TOTP secret to them.
@@ -154,7 +229,11 @@ mod tests {
     use super::*;
     use crate::crypto::envelope::MasterKeys;
     use crate::crypto::totp::TotpSecret;
+    use crate::domain::Mode;
     use crate::ids::MemberId;
+    use crate::key_scopes::KeyScopes;
+    use crate::store::api_keys::KeySpec;
+    use crate::store::test_support::{company, memory};
 
     #[test]
     fn an_enrolment_opens_for_its_member_for_ten_minutes() {
@@ -188,5 +267,76 @@ mod tests {
         let last = altered.len() - 1;
         altered[last] ^= 1;
         assert_eq!(open_enrolment(&keys, &member, &altered, now), Err(EnrolmentRefused::Invalid));
+    }
+
+    fn active(tx: &Connection, company: &CompanyId, email: &str, role: Role) -> MemberId {
+        let m = members::invite(tx, company, &Email::parse(email).unwrap(), role, Utc::now()).unwrap();
+        members::set_password(tx, &m.id, "$argon2id$fake").unwrap();
+        m.id
+    }
+
+    fn key(tx: &Connection, company: &CompanyId, by: &MemberId, scopes: KeyScopes) -> String {
+        let spec = KeySpec {
+            read_only: false,
+            mode: Mode::Live,
+            scopes,
+        };
+        api_keys::create(tx, company, spec, Some(by), Utc::now()).unwrap().prefix
+    }
+
+    fn audit_rows(tx: &Connection, company: &CompanyId) -> Vec<(AuditAction, String)> {
+        audit::list(tx, company, &audit::Filter::default(), 100)
+            .unwrap()
+            .into_iter()
+            .map(|(_, e)| (e.action, e.target))
+            .collect()
+    }
+
+    #[test]
+    fn disabling_a_member_revokes_their_keys_when_asked_and_the_audit_log_names_them() {
+        let conn = memory();
+        let co = company(&conn);
+        let _owner = active(&conn, &co, "owner@example.fr", Role::Owner);
+        let dev = active(&conn, &co, "dev@example.fr", Role::Developer);
+        let admin = active(&conn, &co, "admin@example.fr", Role::Admin);
+        let dev_key = key(&conn, &co, &dev, KeyScopes::NONE);
+        let admin_key = key(&conn, &co, &admin, KeyScopes::all());
+
+        let done = disable(&conn, &co, &dev, true, &Acting::operator(), Utc::now()).unwrap();
+        assert_eq!(done.revoked_keys, std::slice::from_ref(&dev_key));
+        assert_eq!(done.member.state, MemberState::Disabled);
+        let rows = audit_rows(&conn, &co);
+        assert!(rows.contains(&(AuditAction::ApiKeyRevoked, dev_key.clone())), "{rows:?}");
+        let target = format!("dev@example.fr (API keys revoked: {dev_key})");
+        assert!(rows.contains(&(AuditAction::MemberDisabled, target)), "{rows:?}");
+
+        let kept = disable(&conn, &co, &admin, false, &Acting::operator(), Utc::now()).unwrap();
+        assert!(kept.revoked_keys.is_empty());
+        assert_eq!(
+            api_keys::live_created_by(&conn, &co, &admin).unwrap(),
+            std::slice::from_ref(&admin_key)
+        );
+        let target = format!("admin@example.fr (API keys kept: {admin_key})");
+        assert!(audit_rows(&conn, &co).contains(&(AuditAction::MemberDisabled, target)));
+    }
+
+    #[test]
+    fn a_demoted_members_keys_lose_the_scopes_of_their_old_role() {
+        let conn = memory();
+        let co = company(&conn);
+        let _owner = active(&conn, &co, "owner@example.fr", Role::Owner);
+        let admin = active(&conn, &co, "admin@example.fr", Role::Admin);
+        let prefix = key(&conn, &co, &admin, KeyScopes::all());
+        change_role(&conn, &co, &admin, Role::Developer, &Acting::operator(), Utc::now()).unwrap();
+        let listed = api_keys::list(&conn, &co).unwrap();
+        assert_eq!(listed[0].scopes, KeyScopes::NONE);
+        let target = format!("admin@example.fr (admin → developer) (API keys without images: {prefix})");
+        assert!(audit_rows(&conn, &co).contains(&(AuditAction::RoleChanged, target)));
+        change_role(&conn, &co, &admin, Role::Admin, &Acting::operator(), Utc::now()).unwrap();
+        assert_eq!(
+            api_keys::list(&conn, &co).unwrap()[0].scopes,
+            KeyScopes::NONE,
+            "a promotion widens no key"
+        );
     }
 }

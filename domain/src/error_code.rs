@@ -10,6 +10,7 @@ wire_enum!(
         InvalidDocument => "invalid_document",
         InvalidApiKey => "invalid_api_key",
         ReadOnlyKey => "read_only_key",
+        Forbidden => "forbidden",
         IaDesactivee => "ia_desactivee",
         BrowserRequestForbidden => "browser_request_forbidden",
         NotFound => "not_found",
@@ -37,7 +38,7 @@ impl ErrorCode {
         match self {
             InvalidRequest | InvalidDocument => 400,
             InvalidApiKey => 401,
-            ReadOnlyKey | IaDesactivee | BrowserRequestForbidden => 403,
+            ReadOnlyKey | Forbidden | IaDesactivee | BrowserRequestForbidden => 403,
             NotFound | ImagePurged => 404,
             InvalidState | BatchEmpty | IdempotencyKeyInUse => 409,
             IdempotencyKeyReused => 422,
@@ -63,6 +64,10 @@ impl ErrorCode {
             }
             InvalidApiKey => "The API key is absent, malformed, unknown or revoked.",
             ReadOnlyKey => "A read-only key called a non-GET operation.",
+            Forbidden => {
+                "The API key lacks the scope the operation needs: a result's images and its certificate need the `images` \
+                 scope, which a key holds only when made by an owner or an admin of the company, or by the operator."
+            }
             IaDesactivee => "New administrative deposit while AI use is disabled for the company.",
             BrowserRequestForbidden => {
                 "`POST /api/v1/verifications` carrying an `Origin` header (sessions are created from the client's server, never \
@@ -111,6 +116,7 @@ mod tests {
         let status = |wire: &str| wire.parse::<ErrorCode>().unwrap().status();
         assert_eq!(status("invalid_document"), 400);
         assert_eq!(status("read_only_key"), 403);
+        assert_eq!(status("forbidden"), 403);
         assert_eq!(status("image_purged"), 404);
         assert_eq!(status("batch_empty"), 409);
         assert_eq!(status("idempotency_key_in_use"), 409);

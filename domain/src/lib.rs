@@ -11,6 +11,7 @@ pub mod error_code;
 pub mod file_kind;
 pub mod ids;
 pub mod journey;
+pub mod key_scopes;
 pub mod model;
 pub mod postal;
 pub mod team;

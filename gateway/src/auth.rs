@@ -1,6 +1,8 @@
 //! Authentication: `Authorization: Bearer <key>` on every API call. A read-only key may only GET;
 //! an address that keeps presenting wrong keys is throttled (`rate_limited`) before any lookup.
-//! A key's last use is recorded at most once a minute, off the request's path.
+//! A key's last use is recorded at most once a minute, off the request's path. A handler that
+//! serves what only some keys may reach takes the extractor of that scope ([`ImagesCaller`])
+//! instead of [`Caller`], so it cannot forget the check.
 
 use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
@@ -11,6 +13,7 @@ use axum::http::{header, Method};
 use common::crypto::api_key::PresentedKey;
 use common::domain::{ErrorCode, Mode};
 use common::ids::CompanyId;
+use common::key_scopes::{KeyScopes, Scope};
 use common::store::api_keys;
 
 /// The authenticated company and key behind a request.
@@ -22,6 +25,29 @@ pub struct Caller {
     pub key_prefix: String,
     pub read_only: bool,
     pub mode: Mode,
+    /// What the key reaches beyond results, batches and deposits.
+    pub scopes: KeyScopes,
+}
+
+/// Why a key without the `images` scope is refused a result's images or its certificate.
+pub const NO_IMAGES_SCOPE: &str =
+    "This API key has no access to images and certificates: they need a key with the images scope, made by an owner or an admin.";
+
+/// A caller whose key holds the `images` scope: the only caller the handlers of a result's
+/// images and certificate take. Any other key is refused 403 `forbidden` before they run.
+#[derive(Debug, Clone)]
+pub struct ImagesCaller(pub Caller);
+
+impl FromRequestParts<AppState> for ImagesCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if !caller.scopes.has(Scope::Images) {
+            return Err(ApiError::new(ErrorCode::Forbidden, NO_IMAGES_SCOPE));
+        }
+        Ok(ImagesCaller(caller))
+    }
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -96,6 +122,7 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Caller, Refusal
         key_prefix: owner.prefix,
         read_only: owner.read_only,
         mode: owner.mode,
+        scopes: owner.scopes,
     })
 }
 

@@ -47,7 +47,12 @@ pub async fn spawn_app() -> TestApp {
     let (company, key) = store
         .write(move |tx| {
             let company = companies::create(tx, "Acme", Licence::Group, &sealing, now)?.company.id;
-            let key = api_keys::create(tx, &company, false, common::domain::Mode::Live, None, now)?;
+            let spec = api_keys::KeySpec {
+                read_only: false,
+                mode: common::domain::Mode::Live,
+                scopes: common::key_scopes::KeyScopes::all(),
+            };
+            let key = api_keys::create(tx, &company, spec, None, now)?;
             Ok::<_, RepoError>((company, key.secret))
         })
         .await

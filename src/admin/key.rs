@@ -1,11 +1,15 @@
-//! `sceau admin key create|revoke`. A key is printed once and stored only as a hash.
+//! `sceau admin key create|list|revoke`. A key is printed once and stored only as a hash. The
+//! operator's keys hold every scope unless told otherwise (`--no-images`); the list shows each
+//! key's scopes and who made it.
 
 use super::{id_arg, Ctx};
 use crate::output;
 use common::domain::Mode;
 use common::ids::CompanyId;
-use common::store::{api_keys, RepoError};
-use serde_json::json;
+use common::key_scopes::KeyScopes;
+use common::store::api_keys::{self, KeyInfo, KeySpec};
+use common::store::RepoError;
+use serde_json::{json, Value};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -26,24 +30,60 @@ enum Command {
         /// A test-mode key (`sk_test_…`, `rk_test_…`): it acts only on the company's test data.
         #[arg(long)]
         test: bool,
+        /// Without the `images` scope: the key reads results but not their images nor their
+        /// certificates (403 `forbidden`).
+        #[arg(long)]
+        no_images: bool,
+    },
+    /// The company's keys, live and test, revoked ones included: prefix, access, scopes, creator.
+    List {
+        #[arg(long, value_parser = id_arg::<CompanyId>)]
+        company: CompanyId,
     },
     /// Revoke a key by its prefix (the first 16 characters).
     Revoke { prefix: String },
 }
 
+/// A key as the list prints it: never its secret, which is not stored.
+fn describe(k: &KeyInfo) -> Value {
+    json!({
+        "prefix": k.prefix, "readOnly": k.read_only, "mode": k.mode, "scopes": k.scopes,
+        "createdBy": k.created_by.as_deref().unwrap_or("operator"),
+        "createdAt": common::time::format(k.created_at),
+        "lastUsedAt": k.last_used_at.map(common::time::format),
+        "revokedAt": k.revoked_at.map(common::time::format),
+    })
+}
+
 pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
     let now = chrono::Utc::now();
     match args.command {
-        Command::Create { company, read_only, test } => {
+        Command::Create {
+            company,
+            read_only,
+            test,
+            no_images,
+        } => {
             let owner = company.clone();
-            let mode = if test { Mode::Test } else { Mode::Live };
-            let key = ctx
-                .store
-                .write(move |tx| api_keys::create(tx, &owner, read_only, mode, None, now))
-                .await?;
+            let spec = KeySpec {
+                read_only,
+                mode: if test { Mode::Test } else { Mode::Live },
+                scopes: if no_images { KeyScopes::NONE } else { KeyScopes::all() },
+            };
+            let key = ctx.store.write(move |tx| api_keys::create(tx, &owner, spec, None, now)).await?;
             Ok(output::print(
                 ctx.json,
-                &json!({ "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "mode": mode, "companyId": company }),
+                &json!({
+                    "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "mode": spec.mode,
+                    "scopes": spec.scopes, "companyId": company,
+                }),
+            ))
+        }
+        Command::List { company } => {
+            let keys = ctx.store.read(move |c| api_keys::list(c, &company)).await?;
+            Ok(output::print(
+                ctx.json,
+                &json!({ "data": keys.iter().map(describe).collect::<Vec<_>>() }),
             ))
         }
         Command::Revoke { prefix } => {

@@ -34,7 +34,7 @@ pub struct AdminArgs {
 enum AdminCommand {
     /// Companies: create, list, show, set, rotate-secret.
     Company(company::Args),
-    /// API keys: create, revoke.
+    /// API keys: create, list, revoke.
     Key(key::Args),
     /// Workflows: create, list, test-webhook.
     Workflow(workflow::Args),

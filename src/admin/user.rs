@@ -1,5 +1,7 @@
 //! `sceau admin user invite|list|disable`: the members of a company's portal team. The operator
 //! invites a company's first owner; the company runs its own team from the portal after that.
+//! Disabling a member revokes the API keys they made unless `--keep-keys` says otherwise: the
+//! operator disables someone who left, and their keys must not outlive them by oversight.
 
 use super::{id_arg, Ctx};
 use crate::output;
@@ -36,10 +38,14 @@ enum Command {
         #[arg(long, value_parser = id_arg::<CompanyId>)]
         company: CompanyId,
     },
-    /// Disable a member: their sessions end and they can no longer sign in.
+    /// Disable a member: their sessions end, they can no longer sign in, and the API keys they
+    /// created are revoked (audited).
     Disable {
         #[arg(value_parser = id_arg::<MemberId>)]
         id: MemberId,
+        /// Leave the API keys the member created working (the audit log names them).
+        #[arg(long)]
+        keep_keys: bool,
     },
 }
 
@@ -97,15 +103,17 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 &json!({ "data": list.iter().map(describe).collect::<Vec<_>>() }),
             ))
         }
-        Command::Disable { id } => {
-            let member = ctx
+        Command::Disable { id, keep_keys } => {
+            let done = ctx
                 .store
                 .write(move |tx| {
-                    let member = members::get_any(tx, &id)?;
-                    members::disable(tx, &member.company_id, &id, now)
+                    let company = members::get_any(tx, &id)?.company_id;
+                    membership::disable(tx, &company, &id, !keep_keys, &Acting::operator(), now)
                 })
                 .await?;
-            Ok(output::print(ctx.json, &describe(&member)))
+            let mut shown = describe(&done.member);
+            shown["revokedKeys"] = json!(done.revoked_keys);
+            Ok(output::print(ctx.json, &shown))
         }
     }
 }

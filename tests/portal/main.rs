@@ -9,6 +9,7 @@ mod support;
 mod keys_batches;
 mod results;
 mod roles;
+mod scopes;
 mod team;
 mod throttle;
 mod two_factor;

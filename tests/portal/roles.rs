@@ -107,6 +107,7 @@ async fn every_role_gets_exactly_what_portal_md_gives_it() {
         ),
         post(&format!("/portal/team/members/{mbr}/role"), &[("role", "viewer")], "team"),
         post(&format!("/portal/team/members/{mbr}/disable"), &[], "team"),
+        get(&format!("/portal/team/members/{mbr}/disable"), "team"),
         get("/portal/settings", "settings"),
         post("/portal/settings", &[("retentionDays", "99999")], "settings"),
         get("/portal/audit", "audit"),

@@ -70,8 +70,16 @@ async fn an_owner_invites_a_member_changes_their_role_and_disables_them() {
     assert_eq!(ana.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
     assert!(ana.get("/portal/").await.body.contains("data-testid=\"nav-usage\""), "now a viewer");
 
-    // Disabled: no session, no sign-in.
+    // Disabled once confirmed: no session, no sign-in.
     b.click_css(&format!("{row} [data-testid='member-disable']")).await;
+    assert!(
+        b.testid_text("confirm-impact").await.contains("n’a créé aucune clé d’API"),
+        "{}",
+        b.body_text().await
+    );
+    b.assert_accessible().await;
+    b.screenshot("confirm-disable").await;
+    b.click_css("[data-testid='confirm']").await;
     assert!(b.testid_text("flash-ok").await.contains("désactivé"));
     b.screenshot("disabled").await;
     assert_eq!(ana.get("/portal/").await.location.as_deref(), Some("/portal/login"));

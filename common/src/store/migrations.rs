@@ -506,6 +506,15 @@ CREATE UNIQUE INDEX members_one_account ON members(email) WHERE password_hash IS
 ALTER TABLE members ADD COLUMN recovery_codes_unkeyed TEXT;
 UPDATE members SET recovery_codes_unkeyed = recovery_codes, recovery_codes = NULL WHERE recovery_codes IS NOT NULL;
 "#,
+    // API keys hold scopes (`KeyScopes`, wire names separated by a space): `images` reaches a
+    // result's images and certificate. A key keeps only what its creator's role may give: those
+    // made by a developer or a viewer (roles without the images) lose it; the operator's and the
+    // owners' and admins' keep it, so no integration that downloads images breaks.
+    r#"
+ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'images';
+UPDATE api_keys SET scopes = ''
+    WHERE created_by IN (SELECT id FROM members WHERE role IN ('developer', 'viewer'));
+"#,
 ];
 
 /// Brings the schema up to date.
@@ -790,5 +799,36 @@ mod tests {
             )
             .unwrap();
         assert_eq!(company, "CMP-1");
+    }
+
+    #[test]
+    fn keys_made_by_a_role_without_images_lose_them_and_the_others_keep_them() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        apply_up_to(&mut conn, before("ADD COLUMN scopes")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO companies (id, name, licence, created_at) VALUES ('CMP-1', 'Acme', 'group', 'x');
+             INSERT INTO members (id, company_id, email, role, created_at) VALUES
+                 ('MBR-dev', 'CMP-1', 'dev@example.fr', 'developer', 'x'),
+                 ('MBR-own', 'CMP-1', 'own@example.fr', 'owner', 'x');
+             INSERT INTO api_keys (prefix, hash, company_id, read_only, created_at, created_by) VALUES
+                 ('sk_live_dev00000', x'00', 'CMP-1', 0, 'x', 'MBR-dev'),
+                 ('sk_live_own00000', x'00', 'CMP-1', 0, 'x', 'MBR-own'),
+                 ('sk_live_cli00000', x'00', 'CMP-1', 0, 'x', NULL);",
+        )
+        .unwrap();
+        apply(&mut conn).unwrap();
+        let scopes: Vec<(String, String)> = conn
+            .prepare("SELECT prefix, scopes FROM api_keys ORDER BY prefix")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected = [
+            ("sk_live_cli00000", "images"),
+            ("sk_live_dev00000", ""),
+            ("sk_live_own00000", "images"),
+        ];
+        assert_eq!(scopes, expected.map(|(p, s)| (p.to_owned(), s.to_owned())));
     }
 }

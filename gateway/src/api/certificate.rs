@@ -2,7 +2,7 @@
 //! recorded consultation and its checks.
 
 use super::{download, path_id};
-use crate::auth::Caller;
+use crate::auth::ImagesCaller;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -12,7 +12,7 @@ use common::domain::Mode;
 use common::ids::{CompanyId, ConsultationId};
 use common::store::RepoError;
 
-crate::openapi::errors::errors!(DownloadErrors: Read + NotFound);
+crate::openapi::errors::errors!(DownloadErrors: Images + NotFound);
 
 /// The PDF certificate of a result.
 pub struct Certificate;
@@ -29,6 +29,10 @@ impl utoipa::IntoResponses for Certificate {
 }
 
 /// Download the PDF certificate of a result.
+///
+/// The certificate carries the result's images: it needs a key with the `images` scope (made by
+/// an owner or an admin of the company, or by the operator); any other key is refused 403
+/// `forbidden`.
 #[utoipa::path(
     get,
     path = "/api/v1/consultations/{id}/certificate",
@@ -38,7 +42,7 @@ impl utoipa::IntoResponses for Certificate {
     params(("id" = ConsultationId, Path, description = "Consultation id (`consultationId` of a webhook or a list).")),
     responses(Certificate, DownloadErrors),
 )]
-pub async fn download(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
+pub async fn download(State(state): State<AppState>, ImagesCaller(caller): ImagesCaller, Path(id): Path<String>) -> ApiResult<Response> {
     let id: ConsultationId = path_id(&id)?;
     let pdf = match pdf(&state, &caller.company_id, &id).await {
         Ok(pdf) => pdf,

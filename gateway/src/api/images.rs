@@ -1,7 +1,7 @@
 //! `GET /api/v1/consultations/{id}/images/{side}`: the decrypted image, every download audited.
 
 use super::{download, path_id};
-use crate::auth::Caller;
+use crate::auth::ImagesCaller;
 use crate::client_addr::ClientAddr;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -17,7 +17,7 @@ use common::store::consultations::{self, ImageRef};
 use common::store::RepoError;
 use common::team::AuditAction;
 
-crate::openapi::errors::errors!(DownloadErrors: Read + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
+crate::openapi::errors::errors!(DownloadErrors: Images + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
 
 /// The image of a result, in the media type it was stored as: every accepted file kind.
 pub struct Image;
@@ -36,7 +36,8 @@ impl utoipa::IntoResponses for Image {
 /// Download an image of a result (audited).
 ///
 /// Every download is audited (key, IP address, time). An image removed by the retention policy
-/// answers 404 `image_purged`.
+/// answers 404 `image_purged`. Needs a key with the `images` scope (made by an owner or an admin
+/// of the company, or by the operator); any other key is refused 403 `forbidden`.
 #[utoipa::path(
     get,
     path = "/api/v1/consultations/{id}/images/{side}",
@@ -51,7 +52,7 @@ impl utoipa::IntoResponses for Image {
 )]
 pub async fn download(
     State(state): State<AppState>,
-    caller: Caller,
+    ImagesCaller(caller): ImagesCaller,
     client: ClientAddr,
     Path((id, side)): Path<(String, String)>,
 ) -> ApiResult<Response> {

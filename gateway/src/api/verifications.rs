@@ -237,6 +237,7 @@ mod tests {
             key_prefix: "sk_live_abcdefgh".into(),
             read_only,
             mode: common::domain::Mode::Live,
+            scopes: common::key_scopes::KeyScopes::all(),
         }
     }
 

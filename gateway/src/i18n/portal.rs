@@ -126,6 +126,10 @@ words! {
     disable: "Désactiver", "Disable";
     role_changed: "Rôle changé. Les sessions du membre sont fermées.", "Role changed. The member's sessions are closed.";
     member_disabled: "Membre désactivé.", "Member disabled.";
+    confirm_disable_title: "Désactiver un membre", "Disable a member";
+    confirm_disable_revoke_keys: "Révoquer aussi ses clés d’API (recommandé)", "Also revoke their API keys (recommended)";
+    confirm_disable: "Confirmer la désactivation", "Confirm and disable";
+    back_to_team: "Revenir à l’équipe", "Back to the team";
     invitation_revoked: "Invitation révoquée.", "Invitation revoked.";
     settings_title: "Paramètres", "Settings";
     ai_enabled: "Utiliser l’IA pour l’analyse des documents administratifs", "Use AI to analyse administrative documents";
@@ -186,6 +190,12 @@ words! {
     keys_secret: "Votre nouvelle clé", "Your new key";
     keys_revoked: "Clé révoquée : l’API la refuse désormais.", "Key revoked: the API now refuses it.";
     keys_last_used_hint: "La dernière utilisation est relevée à la minute près.", "Last use is recorded to the minute.";
+    keys_scopes: "Portée", "Scopes";
+    keys_scope_images: "Résultats, images et certificats", "Results, images and certificates";
+    keys_scope_none: "Résultats sans images", "Results without images";
+    keys_images_label: "Images et certificats : la clé peut télécharger les images d’identité et les certificats des résultats", "Images and certificates: the key may download the identity images and the certificates of results";
+    keys_images_not_yours: "Les clés que vous créez lisent les résultats sans leurs images ni leurs certificats : votre rôle ne les voit pas.", "The keys you create read results without their images or certificates: your role does not see them.";
+    keys_images_refused: "Votre rôle ne permet pas de créer une clé qui accède aux images et aux certificats.", "Your role cannot create a key that reaches images and certificates.";
     batch_title: "Lots", "Batches";
     batch_id: "Lot", "Batch";
     batch_ref: "Référence externe", "External reference";
@@ -391,6 +401,28 @@ pub fn retention_impact(lang: Lang, from: u32, to: u32, images: u64) -> String {
         (Lang::En, 0) => format!("Lowering the retention from {from} to {to} days deletes no image now."),
         (Lang::En, 1) => format!("Lowering the retention from {from} to {to} days deletes 1 image now."),
         (Lang::En, n) => format!("Lowering the retention from {from} to {to} days deletes {n} images now."),
+    }
+}
+
+/// What disabling `email` does, and how many live API keys they created (`keys`).
+pub fn disable_impact(lang: Lang, email: &str, keys: usize) -> String {
+    match (lang, keys) {
+        (Lang::Fr, 0) => format!("{email} ne pourra plus se connecter et ses sessions seront fermées. Ce membre n’a créé aucune clé d’API active."),
+        (Lang::Fr, 1) => format!("{email} ne pourra plus se connecter et ses sessions seront fermées. Ce membre a créé 1 clé d’API active, qui continue de fonctionner si vous ne la révoquez pas."),
+        (Lang::Fr, n) => format!("{email} ne pourra plus se connecter et ses sessions seront fermées. Ce membre a créé {n} clés d’API actives, qui continuent de fonctionner si vous ne les révoquez pas."),
+        (Lang::En, 0) => format!("{email} will no longer sign in and their sessions will be closed. This member created no live API key."),
+        (Lang::En, 1) => format!("{email} will no longer sign in and their sessions will be closed. This member created 1 live API key, which keeps working unless you revoke it."),
+        (Lang::En, n) => format!("{email} will no longer sign in and their sessions will be closed. This member created {n} live API keys, which keep working unless you revoke them."),
+    }
+}
+
+/// The flash after disabling a member, naming how many of their keys were revoked.
+pub fn disabled_with_keys(lang: Lang, keys: usize) -> String {
+    match (lang, keys) {
+        (Lang::Fr, 1) => "Membre désactivé et 1 clé d’API révoquée.".to_owned(),
+        (Lang::Fr, n) => format!("Membre désactivé et {n} clés d’API révoquées."),
+        (Lang::En, 1) => "Member disabled and 1 API key revoked.".to_owned(),
+        (Lang::En, n) => format!("Member disabled and {n} API keys revoked."),
     }
 }
 

@@ -18,19 +18,22 @@ pub enum Access {
     Public,
     /// An API key, full or read-only.
     Read,
+    /// An API key holding the `images` scope (`crate::auth::ImagesCaller`), full or read-only.
+    Images,
     /// A full API key.
     Write,
 }
 
 impl Access {
     /// The codes every operation of this access may answer besides its own: a bad key, the
-    /// throttle of wrong keys per client address, a read-only key on a write, an idempotency key
-    /// refused, and a bug.
+    /// throttle of wrong keys per client address, a read-only key on a write, a key without the
+    /// scope, an idempotency key refused, and a bug.
     fn implied(self) -> &'static [ErrorCode] {
         use ErrorCode::*;
         match self {
             Access::Public => &[InternalError],
             Access::Read => &[InvalidApiKey, RateLimited, InternalError],
+            Access::Images => &[InvalidApiKey, Forbidden, RateLimited, InternalError],
             // Every write takes an `Idempotency-Key` (`crate::idempotency`): a malformed one is an
             // `invalid_request`, a key in use or reused its own code.
             Access::Write => &[
@@ -142,6 +145,7 @@ fn example(code: ErrorCode) -> Value {
         InvalidDocument => ("document has 3 pages; one page only.", Some("document")),
         InvalidApiKey => ("The API key is absent, malformed, unknown or revoked.", None),
         ReadOnlyKey => ("A read-only key can only call GET operations.", None),
+        Forbidden => (crate::auth::NO_IMAGES_SCOPE, None),
         IaDesactivee => (
             "AI use is disabled for this company: administrative documents cannot be deposited",
             None,

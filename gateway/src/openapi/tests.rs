@@ -179,6 +179,9 @@ fn error_responses_follow_the_rules() {
             assert!(all.contains("rate_limited"), "{id}: the throttle of wrong keys");
         }
         assert_eq!(*authenticated && *method != "get", all.contains("read_only_key"), "{id}");
+        // Only what serves images (a result's images, its certificate) needs the `images` scope.
+        let images = ["getConsultationImage", "getConsultationCertificate"].contains(id);
+        assert_eq!(images, all.contains("forbidden"), "{id}");
         // The HTML pages answer their own 500 page instead of the JSON error.
         if !["/v/{token}", "/authenticite/{link}"].contains(path) {
             assert!(all.contains("internal_error"), "{id}");

@@ -1,7 +1,9 @@
-//! Developers → API keys (PORTAL.md page 7): the company's keys (prefix, access, mode, who made
-//! them, when, last use), minting one with the Group licence, live or for test mode, the new key shown once in the answer to
+//! Developers → API keys (PORTAL.md page 7): the company's keys (prefix, access, scopes, mode, who
+//! made them, when, last use), minting one with the Group licence, live or for test mode, the new key shown once in the answer to
 //! its form (it is stored only as a hash), and revoking. The same store operations as
-//! `sceau admin key create|revoke`.
+//! `sceau admin key create|list|revoke`. A member gives a key only the scopes of their role: the
+//! box `images` is offered, ticked, to those who see images (owners, admins), and a form asking
+//! it from anyone else is refused 403.
 
 use super::error::{PortalError, PortalResult};
 use super::form::Form;
@@ -14,7 +16,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use common::crypto::api_key::PREFIX_LEN;
 use common::domain::{Licence, Mode};
-use common::store::{api_keys, audit, RepoError};
+use common::key_scopes::{KeyScopes, Scope};
+use common::store::api_keys::{self, KeySpec};
+use common::store::{audit, RepoError};
 use common::team::{AuditAction, Permission};
 use maud::html;
 use serde::Deserialize;
@@ -49,6 +53,7 @@ async fn render(
     let company = signed.company.id.clone();
     let keys = state.store.read(move |c| api_keys::list(c, &company)).await?;
     let csrf = &signed.session.csrf_token;
+    let gives_images = signed.member().role.key_scopes().has(Scope::Images);
     let body = html! {
         @if let Some(secret) = secret {
             section aria-labelledby="new-key" {
@@ -68,6 +73,14 @@ async fn render(
                     input #testMode type="checkbox" name="test" value="on";
                     label for="testMode" { (t.keys_test_label) }
                 }
+                @if gives_images {
+                    p.check {
+                        input #images type="checkbox" name="images" value="on" checked;
+                        label for="images" { (t.keys_images_label) }
+                    }
+                } @else {
+                    p.hint data-testid="api-key-no-images" { (t.keys_images_not_yours) }
+                }
                 button type="submit" { (t.keys_create) }
             }
         } @else {
@@ -82,6 +95,7 @@ async fn render(
                     tr {
                         th scope="col" { (t.keys_prefix) }
                         th scope="col" { (t.keys_access) }
+                        th scope="col" { (t.keys_scopes) }
                         th scope="col" { (t.keys_mode) }
                         th scope="col" { (t.keys_created_by) }
                         th scope="col" { (t.keys_created_at) }
@@ -94,8 +108,9 @@ async fn render(
                         tr data-testid="api-key-row" {
                             td { code { (k.prefix) "…" } }
                             td { (if k.read_only { t.keys_read_only } else { t.keys_full }) }
+                            td data-testid="api-key-scopes" { (if k.scopes.has(Scope::Images) { t.keys_scope_images } else { t.keys_scope_none }) }
                             td data-testid="api-key-mode" { (if k.mode == Mode::Test { t.keys_mode_test } else { t.keys_mode_live }) }
-                            td { (k.created_by.as_deref().unwrap_or(t.keys_operator)) }
+                            td data-testid="api-key-created-by" { (k.created_by.as_deref().unwrap_or(t.keys_operator)) }
                             td { (labels::date(k.created_at, lang)) }
                             td data-testid="api-key-last-used" {
                                 @match k.last_used_at {
@@ -132,10 +147,12 @@ pub struct Create {
     read_only: Option<String>,
     /// A checkbox: a test key (`sk_test_…`).
     test: Option<String>,
+    /// A checkbox: the `images` scope (images and certificates).
+    images: Option<String>,
 }
 
 /// `POST /portal/api-keys`: mints a key and answers the page with it, once; the audit row names
-/// the key by its prefix only.
+/// the key by its prefix only. Scopes beyond the member's role are refused, whatever the form.
 pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): Form<Create>) -> PortalResult<Response> {
     signed.require(Permission::ManageApiKeys)?;
     signed.check_csrf(&form.csrf)?;
@@ -143,8 +160,18 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
     if signed.company.licence != Licence::Group {
         return render(&state, &signed, Some(Notice::Error(t.keys_licence)), None, StatusCode::FORBIDDEN).await;
     }
-    let read_only = form.read_only.is_some();
-    let mode = if form.test.is_some() { Mode::Test } else { Mode::Live };
+    let spec = KeySpec {
+        read_only: form.read_only.is_some(),
+        mode: if form.test.is_some() { Mode::Test } else { Mode::Live },
+        scopes: if form.images.is_some() {
+            KeyScopes::of(&[Scope::Images])
+        } else {
+            KeyScopes::NONE
+        },
+    };
+    if !spec.scopes.within(signed.member().role.key_scopes()) {
+        return beyond_role(&state, &signed).await;
+    }
     let (company, member, acting, now) = (
         signed.company.id.clone(),
         signed.member().id.clone(),
@@ -154,7 +181,7 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
     let minted = state
         .store
         .write(move |tx| {
-            let key = api_keys::create(tx, &company, read_only, mode, Some(&member), now)?;
+            let key = api_keys::create(tx, &company, spec, Some(&member), now)?;
             audit::record(tx, &company, &acting.entry(AuditAction::ApiKeyCreated, key.prefix.as_str(), now))?;
             Ok::<_, RepoError>(key)
         })
@@ -165,9 +192,24 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
         Err(RepoError::Refused(_)) => {
             return render(&state, &signed, Some(Notice::Error(t.keys_licence)), None, StatusCode::FORBIDDEN).await
         }
+        // The role changed since the session began (it would have ended with it): refused alike.
+        Err(RepoError::Invalid { field: "scopes", .. }) => return beyond_role(&state, &signed).await,
         Err(e) => return Err(e.into()),
     };
     render(&state, &signed, Some(Notice::Ok(t.keys_created)), Some(&key.secret), StatusCode::OK).await
+}
+
+/// The page again, saying the member's role cannot give the scopes asked (a forged form).
+async fn beyond_role(state: &AppState, signed: &Signed) -> PortalResult<Response> {
+    let t = signed.lang.portal();
+    render(
+        state,
+        signed,
+        Some(Notice::Error(t.keys_images_refused)),
+        None,
+        StatusCode::FORBIDDEN,
+    )
+    .await
 }
 
 #[derive(Deserialize)]

@@ -54,7 +54,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/portal/team", get(team::page))
         .route("/portal/team/invitations", post(team::invite))
         .route("/portal/team/members/{id}/role", post(team::change_role))
-        .route("/portal/team/members/{id}/disable", post(team::disable))
+        .route(
+            "/portal/team/members/{id}/disable",
+            get(team::confirm_disable_page).post(team::disable),
+        )
         .route("/portal/settings", get(settings::page).post(settings::save))
         .route("/portal/settings/confirm", get(settings::confirm_page))
         .route("/portal/audit", get(audit_log::page))

@@ -1,12 +1,18 @@
 //! The Team page (PORTAL.md page 8): invite (e-mail and role; the link shown to whoever invited,
 //! and e-mailed when SMTP is configured), pending invitations with revoke, role changes and
-//! disabling. Only owners make, change or disable owners; a company always keeps one.
+//! disabling. Only owners make, change or disable owners; a company always keeps one. Disabling
+//! is confirmed first ([`confirm_disable`]), which offers to revoke the member's API keys; a new
+//! role takes from their keys the scopes it lacks (`membership::change_role`).
+
+mod confirm_disable;
+
+pub use confirm_disable::page as confirm_disable_page;
 
 use super::error::{PortalError, PortalResult};
 use super::form::Form;
 use super::layout::{self, Notice};
 use super::signed::Signed;
-use crate::i18n::portal::role as role_name;
+use crate::i18n::portal::{disabled_with_keys, role as role_name};
 use crate::i18n::{labels, Lang};
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
@@ -15,24 +21,33 @@ use axum::response::{IntoResponse, Redirect, Response};
 use common::ids::MemberId;
 use common::membership::{self, Invited};
 use common::store::members::{self, Member, MemberState};
-use common::store::{audit, invitations, RepoError};
-use common::team::{AuditAction, Email, Permission, Role};
+use common::store::{invitations, RepoError};
+use common::team::{Email, Permission, Role};
 use maud::{html, Markup};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
 pub struct Flash {
     flash: Option<String>,
+    /// With `flash=disabled`: how many of the member's API keys were revoked with them (anything
+    /// else than a count is ignored, as an unknown flash is).
+    keys: Option<String>,
 }
 
 /// `GET /portal/team`.
 pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
     signed.require(Permission::ManageTeam)?;
     let t = signed.lang.portal();
-    let notice = match q.flash.as_deref() {
-        Some("role") => Some(Notice::Ok(t.role_changed)),
-        Some("disabled") => Some(Notice::Ok(t.member_disabled)),
-        Some("revoked") => Some(Notice::Ok(t.invitation_revoked)),
+    let with_keys = q
+        .keys
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .map(|n| disabled_with_keys(signed.lang, n));
+    let notice = match (q.flash.as_deref(), &with_keys) {
+        (Some("role"), _) => Some(Notice::Ok(t.role_changed)),
+        (Some("disabled"), Some(text)) => Some(Notice::Ok(text.as_str())),
+        (Some("disabled"), None) => Some(Notice::Ok(t.member_disabled)),
+        (Some("revoked"), _) => Some(Notice::Ok(t.invitation_revoked)),
         _ => None,
     };
     render(&state, &signed, notice, None, StatusCode::OK).await
@@ -223,7 +238,7 @@ async fn managed(state: &AppState, signed: &Signed, id: &str) -> PortalResult<Me
 }
 
 /// `POST /portal/team/members/{id}/role`: the member's sessions end, so their next one carries
-/// the new role under a new id.
+/// the new role under a new id; the keys they made lose the scopes the new role lacks.
 pub async fn change_role(
     State(state): State<AppState>,
     signed: Signed,
@@ -238,52 +253,50 @@ pub async fn change_role(
     }
     let member = managed(&state, &signed, &id).await?;
     let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
-    let target = format!("{} ({} → {})", member.email, member.role, role);
     let changed = state
         .store
-        .write(move |tx| {
-            members::set_role(tx, &company, &member.id, role)?;
-            audit::record(tx, &company, &acting.entry(AuditAction::RoleChanged, target, now))
-        })
+        .write(move |tx| membership::change_role(tx, &company, &member.id, role, &acting, now).map(|_| ()))
         .await;
     settled(&state, &signed, changed, "/portal/team?flash=role").await
 }
 
 #[derive(Deserialize)]
-pub struct Csrf {
+#[serde(rename_all = "camelCase")]
+pub struct DisableForm {
     csrf: String,
+    /// Sent by the confirmation page: whoever disables saw what it ends.
+    confirmed: Option<String>,
+    /// The confirmation page's box, ticked unless unticked: revoke the member's API keys too.
+    revoke_keys: Option<String>,
 }
 
-/// `POST /portal/team/members/{id}/disable`: disables a member, or revokes an invitation.
+/// `POST /portal/team/members/{id}/disable`: revokes an invitation at once; disables a member
+/// once confirmed (else on to the confirmation page), with their API keys if the box was ticked.
 pub async fn disable(
     State(state): State<AppState>,
     signed: Signed,
     Path(id): Path<String>,
-    Form(form): Form<Csrf>,
+    Form(form): Form<DisableForm>,
 ) -> PortalResult<Response> {
     signed.require(Permission::ManageTeam)?;
     signed.check_csrf(&form.csrf)?;
     let member = managed(&state, &signed, &id).await?;
-    let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
     let invited = member.state == MemberState::Invited;
-    let action = if invited {
-        AuditAction::InvitationRevoked
-    } else {
-        AuditAction::MemberDisabled
-    };
+    if !invited && form.confirmed.is_none() {
+        return Ok(Redirect::to(&confirm_disable::url(&member.id)).into_response());
+    }
+    let (company, acting, now) = (signed.company.id.clone(), signed.acting(), chrono::Utc::now());
+    let revoke_keys = form.revoke_keys.is_some();
     let done = state
         .store
-        .write(move |tx| {
-            members::disable(tx, &company, &member.id, now)?;
-            audit::record(tx, &company, &acting.entry(action, member.email.as_str(), now))
-        })
+        .write(move |tx| membership::disable(tx, &company, &member.id, revoke_keys, &acting, now))
         .await;
-    let to = if invited {
-        "/portal/team?flash=revoked"
-    } else {
-        "/portal/team?flash=disabled"
+    let to = match &done {
+        _ if invited => "/portal/team?flash=revoked".to_owned(),
+        Ok(done) if !done.revoked_keys.is_empty() => format!("/portal/team?flash=disabled&keys={}", done.revoked_keys.len()),
+        _ => "/portal/team?flash=disabled".to_owned(),
     };
-    settled(&state, &signed, done, to).await
+    settled(&state, &signed, done.map(|_| ()), &to).await
 }
 
 /// On to `to`, or the page again with why the store refused.
