@@ -221,6 +221,10 @@ async fn a_slow_pdf_costs_its_sender_not_another_company() {
 /// The page-count children (`sceau sandbox` within the edge's address space) alive under the
 /// service's processes now.
 fn edge_children(svc: &Service) -> usize {
+    edge_children_pids(svc).len()
+}
+
+fn edge_children_pids(svc: &Service) -> Vec<String> {
     let edge_args = format!("--address-space-mb\0{}", common::sandbox::PAGE_COUNT_ADDRESS_SPACE_MB);
     svc.pids()
         .into_iter()
@@ -236,7 +240,34 @@ fn edge_children(svc: &Service) -> usize {
         .filter(|child| {
             std::fs::read(format!("/proc/{child}/cmdline")).is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(&edge_args))
         })
-        .count()
+        .collect()
+}
+
+/// A child's address-space limit bounds what it will use, not what its allocator reserved before
+/// the limit was set: the allocator's 1 GiB arena once left a page-count child (1 GiB) above its
+/// limit from its start, so the first stack growth of a release build died of SIGSEGV.
+fn assert_room_under_address_limit(pid: impl std::fmt::Display) {
+    let kib = |status: &str, field: &str| -> Option<u64> {
+        let line = status.lines().find(|line| line.starts_with(field))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return; // It ended meanwhile.
+    };
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+    let limit: Option<u64> = limits
+        .lines()
+        .find(|line| line.starts_with("Max address space"))
+        .and_then(|line| line.split_whitespace().nth(3))
+        .and_then(|bytes| bytes.parse().ok());
+    let (Some(size), Some(limit)) = (kib(&status, "VmSize:"), limit) else {
+        panic!("child {pid}: no VmSize or address-space limit\n{status}\n{limits}");
+    };
+    assert!(
+        size * 1024 < limit / 2,
+        "child {pid} uses {size} KiB of address space already, of its limit of {} KiB",
+        limit / 1024
+    );
 }
 
 /// Files the pre-scan passes but the parser takes long on are stopped at the page count's CPU
@@ -292,6 +323,7 @@ const CHILD_VARIABLES: &[&str] = &[
     "RUST_LOG",
     "RUST_BACKTRACE",
     "MALLOC_ARENA_MAX",
+    "MIMALLOC_ARENA_RESERVE",
     "TMPDIR",
     "SCEAU_DATA_DIR",
     "SCEAU_TESSERACT",
@@ -341,6 +373,10 @@ async fn a_sandbox_child_cannot_reach_the_keys_the_database_or_the_network() {
             .filter(|v| !CHILD_VARIABLES.contains(&v.as_str()) && !v.starts_with("LC_"))
             .collect();
         assert!(unexpected.is_empty(), "child {} holds {unexpected:?}", child.pid);
+        assert_room_under_address_limit(child.pid);
+    }
+    for pid in edge_children_pids(&svc) {
+        assert_room_under_address_limit(pid);
     }
 
     support::eventually(Duration::from_secs(30), "the escape attempts of every role", || async {

@@ -31,6 +31,13 @@ pub fn allowed(environment: impl IntoIterator<Item = (OsString, OsString)>) -> V
 /// Fewer malloc arenas than one per thread: each reserves address space the child's limit counts.
 pub const MALLOC_ARENAS: (&str, &str) = ("MALLOC_ARENA_MAX", "2");
 
+/// The service's own allocator (mimalloc) reserves its arenas 1 GiB at a time by default, before
+/// the child sets its address-space limit: a page-count child (1 GiB) then started above its limit,
+/// so its next mapping, even its stack growing, failed, and a release build died of SIGSEGV on the
+/// first large stack frame (inflating a PDF stream). Reserved 64 MiB at a time, the limit bounds
+/// what the child really uses.
+pub const MIMALLOC_ARENA_RESERVE: (&str, &str) = ("MIMALLOC_ARENA_RESERVE", "64MiB");
+
 #[cfg(test)]
 mod tests {
     use super::*;

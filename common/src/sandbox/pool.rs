@@ -329,6 +329,7 @@ impl Sandbox {
             .envs(environment::allowed(std::env::vars_os()))
             .envs(command.settings.iter().map(|(name, value)| (name, value)))
             .env(environment::MALLOC_ARENAS.0, environment::MALLOC_ARENAS.1)
+            .env(environment::MIMALLOC_ARENA_RESERVE.0, environment::MIMALLOC_ARENA_RESERVE.1)
             .env("TMPDIR", scratch.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
