@@ -511,3 +511,26 @@ async fn a_test_event_goes_only_to_the_test_url_and_never_verifies_with_the_live
         "the event with no test URL was sent nowhere ({unsent})"
     );
 }
+
+/// The company's first test key comes with the test account's signing secret, shown that once:
+/// a test batch's events are signed and delivered from the first test, never dead-lettered for
+/// want of a secret nor signed with the live one.
+#[tokio::test]
+async fn the_first_test_key_comes_with_the_test_secret_that_signs_its_batches() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let first = svc.admin(&["key", "create", "--company", &co.id, "--test"]);
+    let secret = first["testWebhookSecret"].as_str().unwrap_or_else(|| panic!("{first}")).to_owned();
+    assert!(secret.starts_with("whsec_test_"), "{secret}");
+    let second = svc.admin(&["key", "create", "--company", &co.id, "--test"]);
+    assert!(second.get("testWebhookSecret").is_none(), "shown once: {second}");
+    let live = svc.admin(&["key", "create", "--company", &co.id]);
+    assert!(live.get("testWebhookSecret").is_none(), "{live}");
+
+    let hook = Receiver::start(&secret, &[]).await;
+    let key = first["key"].as_str().expect("key");
+    processed_batch(&svc, key, &hook.url).await;
+    let got = hook.wait_for(1, Duration::from_secs(30)).await;
+    assert!(got[0].signature_valid, "signed with the secret shown: {}", got[0].signature);
+    assert!(!got[0].verifies_with(&co.secret), "never with the live secret");
+}

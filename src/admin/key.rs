@@ -8,7 +8,7 @@ use common::domain::Mode;
 use common::ids::CompanyId;
 use common::key_scopes::KeyScopes;
 use common::store::api_keys::{self, KeyInfo, KeySpec};
-use common::store::RepoError;
+use common::store::{companies, RepoError};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
@@ -70,14 +70,28 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 mode: if test { Mode::Test } else { Mode::Live },
                 scopes: if no_images { KeyScopes::NONE } else { KeyScopes::all() },
             };
-            let key = ctx.store.write(move |tx| api_keys::create(tx, &owner, spec, None, now)).await?;
-            Ok(output::print(
-                ctx.json,
-                &json!({
-                    "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "mode": spec.mode,
-                    "scopes": spec.scopes, "companyId": company,
-                }),
-            ))
+            let master = ctx.keys()?;
+            // The company's first test key comes with the test account's signing secret, shown
+            // this once, so that its test events can be verified from the start.
+            let (key, test_secret) = ctx
+                .store
+                .write(move |tx| {
+                    let key = api_keys::create(tx, &owner, spec, None, now)?;
+                    let test_secret = match spec.mode {
+                        Mode::Test => companies::make_test_secret(tx, &owner, &master, now)?,
+                        Mode::Live => None,
+                    };
+                    Ok::<_, RepoError>((key, test_secret))
+                })
+                .await?;
+            let mut made = json!({
+                "key": key.secret, "prefix": key.prefix, "readOnly": read_only, "mode": spec.mode,
+                "scopes": spec.scopes, "companyId": company,
+            });
+            if let Some(secret) = test_secret {
+                made["testWebhookSecret"] = json!(secret);
+            }
+            Ok(output::print(ctx.json, &made))
         }
         Command::List { company } => {
             let keys = ctx.store.read(move |c| api_keys::list(c, &company)).await?;

@@ -127,6 +127,9 @@ async fn an_owner_creates_a_key_uses_it_on_the_api_and_revokes_it() {
     b.click_css("[data-testid='api-key-create'] button[type=submit]").await;
     let test_key = b.testid_text("api-key-secret").await;
     assert!(test_key.starts_with("sk_test_") && test_key.len() == 48, "{test_key}");
+    // The first test key comes with the test signing secret, shown this once.
+    let test_secret = b.testid_text("api-key-test-secret").await;
+    assert!(test_secret.starts_with("whsec_test_"), "{test_secret}");
     let row = row_text(&b, &test_key[..16]).await;
     assert!(row.contains("Test") && row.contains("Complet"), "{row}");
     assert!(row_text(&b, &read_only[..16]).await.contains("Réel"));

@@ -188,6 +188,7 @@ words! {
     keys_licence: "La création de clés d’API demande la licence Groupe, que votre entreprise n’a pas. Contactez Sceau pour l’obtenir.", "Creating API keys requires the Group licence, which your company does not have. Contact Sceau to get it.";
     keys_created: "Clé créée. Copiez-la maintenant : elle ne sera plus jamais affichée.", "Key created. Copy it now: it will never be shown again.";
     keys_secret: "Votre nouvelle clé", "Your new key";
+    keys_test_secret: "Votre première clé de test : les événements du mode test sont signés avec ce secret, à part de celui de production. Copiez-le maintenant ; il se renouvelle dans l’onglet Diffusion d’un parcours.", "Your first test key: test-mode events are signed with this secret, apart from the live one. Copy it now; it is renewed in a workflow's Diffusion tab.";
     keys_revoked: "Clé révoquée : l’API la refuse désormais.", "Key revoked: the API now refuses it.";
     keys_last_used_hint: "La dernière utilisation est relevée à la minute près.", "Last use is recorded to the minute.";
     keys_scopes: "Portée", "Scopes";

@@ -18,7 +18,7 @@ use common::crypto::api_key::PREFIX_LEN;
 use common::domain::{Licence, Mode};
 use common::key_scopes::{KeyScopes, Scope};
 use common::store::api_keys::{self, KeySpec};
-use common::store::{audit, RepoError};
+use common::store::{audit, companies, RepoError};
 use common::team::{AuditAction, Permission};
 use maud::html;
 use serde::Deserialize;
@@ -41,12 +41,19 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query
     render(&state, &signed, notice, None, StatusCode::OK).await
 }
 
-/// The page, with `secret` when a key was just minted: the only time it is ever shown.
+/// A key just minted, shown this once: with the test account's signing secret when the key is
+/// the company's first test key, so that its test events can be verified from the start.
+struct Minted {
+    key: String,
+    test_secret: Option<String>,
+}
+
+/// The page, with the key just minted if any: the only time its secret is ever shown.
 async fn render(
     state: &AppState,
     signed: &Signed,
     notice: Option<Notice<'_>>,
-    secret: Option<&str>,
+    minted: Option<&Minted>,
     status: StatusCode,
 ) -> PortalResult<Response> {
     let (lang, t) = (signed.lang, signed.lang.portal());
@@ -55,10 +62,14 @@ async fn render(
     let csrf = &signed.session.csrf_token;
     let gives_images = signed.member().role.key_scopes().has(Scope::Images);
     let body = html! {
-        @if let Some(secret) = secret {
+        @if let Some(minted) = minted {
             section aria-labelledby="new-key" {
                 h2 #new-key { (t.keys_secret) }
-                code.secret data-testid="api-key-secret" { (secret) }
+                code.secret data-testid="api-key-secret" { (minted.key) }
+                @if let Some(test_secret) = &minted.test_secret {
+                    p { (t.keys_test_secret) }
+                    code.secret data-testid="api-key-test-secret" { (test_secret) }
+                }
             }
         }
         h2 { (t.keys_new) }
@@ -178,15 +189,23 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
         signed.acting(),
         chrono::Utc::now(),
     );
+    let master = state.keys.clone();
     let minted = state
         .store
         .write(move |tx| {
             let key = api_keys::create(tx, &company, spec, Some(&member), now)?;
             audit::record(tx, &company, &acting.entry(AuditAction::ApiKeyCreated, key.prefix.as_str(), now))?;
-            Ok::<_, RepoError>(key)
+            let test_secret = match spec.mode {
+                Mode::Test => companies::make_test_secret(tx, &company, &master, now)?,
+                Mode::Live => None,
+            };
+            Ok::<_, RepoError>(Minted {
+                key: key.secret,
+                test_secret,
+            })
         })
         .await;
-    let key = match minted {
+    let minted = match minted {
         Ok(key) => key,
         // The licence changed since the session's company was read.
         Err(RepoError::Refused(_)) => {
@@ -196,7 +215,7 @@ pub async fn create(State(state): State<AppState>, signed: Signed, Form(form): F
         Err(RepoError::Invalid { field: "scopes", .. }) => return beyond_role(&state, &signed).await,
         Err(e) => return Err(e.into()),
     };
-    render(&state, &signed, Some(Notice::Ok(t.keys_created)), Some(&key.secret), StatusCode::OK).await
+    render(&state, &signed, Some(Notice::Ok(t.keys_created)), Some(&minted), StatusCode::OK).await
 }
 
 /// The page again, saying the member's role cannot give the scopes asked (a forged form).
