@@ -92,6 +92,15 @@ async fn replacing_a_second_factor_needs_the_password_and_a_current_code() {
     assert_eq!(stolen.status, 422, "{}", stolen.body);
     assert!(!stolen.body.contains("recovery-codes"), "{}", stolen.body);
 
+    // Another session of the member's, signed in with the current factor.
+    let other = Member::new(&svc, "owner@example.fr");
+    assert_eq!(other.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/login/code"));
+    let csrf = other.get("/portal/login/code").await.field("csrf");
+    let answered = other
+        .post("/portal/login/code", &[("csrf", csrf), ("code", codes1[2].clone())])
+        .await;
+    assert_eq!(answered.location.as_deref(), Some("/portal/"));
+
     // The enrolment page of a member with a factor asks for both.
     let page = member.get(ENROL).await;
     assert_eq!(page.status, 200);
@@ -137,6 +146,10 @@ async fn replacing_a_second_factor_needs_the_password_and_a_current_code() {
     assert_eq!(replaced.status, 200, "{}", replaced.body);
     let codes2 = codes_of(&replaced);
     assert_eq!(codes2.len(), 10);
+    // As a password change does, the replacement ends the member's other sessions, not this one.
+    let ended = other.get("/portal/").await;
+    assert_eq!((ended.status, ended.location.as_deref()), (303, Some("/portal/login")));
+    assert_eq!(member.get("/portal/").await.status, 200);
 
     // Only the new factor signs in now: not the old key, not the old codes.
     assert_eq!(sign_in_with(&svc, &totp(&s1, step_now() + 1)).await, None);

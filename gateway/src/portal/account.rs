@@ -1,6 +1,6 @@
 //! The member's own account: password change (their other sessions end), active sessions with
 //! revoke, two-factor enrolment (TOTP with QR code and recovery codes shown once), replacement
-//! and removal, and the portal's language. The current password these changes ask for is checked
+//! (their other sessions end too) and removal, and the portal's language. The current password these changes ask for is checked
 //! under the sign-in throttle (see `password_check`).
 
 use super::cookies::Cookie;
@@ -348,11 +348,12 @@ pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Fo
     };
     let (codes, hashes) = recovery_codes::generate(&RecoveryKeys::of(&state.keys));
     let sealed = membership::seal_totp(&state.keys, &signed.member().id, &secret);
-    let (id, company, acting, keys) = (
+    let (id, company, acting, keys, keep) = (
         signed.member().id.clone(),
         signed.company.id.clone(),
         signed.acting(),
         state.keys.clone(),
+        signed.token_hash,
     );
     let current_code = form.current_code;
     let replaced = state
@@ -366,6 +367,9 @@ pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Fo
                         return Ok::<_, RepoError>(Replaced::WrongCode);
                     }
                     sign_in_throttle::undo(tx, admitted)?;
+                    // A session opened with the factor replaced (perhaps by whoever held it)
+                    // ends with it, as with a password change.
+                    portal_sessions::end_others(tx, &id, &keep, now)?;
                 }
                 None if has_factor => return Ok(Replaced::Changed),
                 None => {}
