@@ -355,11 +355,14 @@ async fn a_sandbox_child_cannot_reach_the_keys_the_database_or_the_network() {
     let co = svc.company();
     let batch = svc.open_batch(&co.key, None).await;
     assert_eq!(svc.deposit(&co.key, &batch, "identite", &support::png(64, 9)).await.0, 201);
+    // A PDF's pages are counted at the edge, in a page-count child (the 1 GiB ones).
+    let (status, body) = deposit_pdf(&svc, &co.key, &batch, &support::pdf(1)).await;
+    assert_eq!(status, 201, "{body}");
     svc.post(&co.key, &format!("/api/v1/batches/{batch}/submit"), json!(null)).await;
     let done = svc
         .wait_batch(&co.key, &batch, Duration::from_secs(60), |b| b["status"] == "ended")
         .await;
-    assert_eq!(done["counts"]["succeeded"], 1, "an analysis still runs confined: {done}");
+    assert_eq!(done["counts"]["succeeded"], 2, "an analysis still runs confined: {done}");
 
     let children = support::children::analysis_children(&svc);
     assert!(!children.is_empty(), "an analysis child is alive after a document");
@@ -375,7 +378,9 @@ async fn a_sandbox_child_cannot_reach_the_keys_the_database_or_the_network() {
         assert!(unexpected.is_empty(), "child {} holds {unexpected:?}", child.pid);
         assert_room_under_address_limit(child.pid);
     }
-    for pid in edge_children_pids(&svc) {
+    let edge = edge_children_pids(&svc);
+    assert!(!edge.is_empty(), "a page-count child waits for the next PDF");
+    for pid in edge {
         assert_room_under_address_limit(pid);
     }
 

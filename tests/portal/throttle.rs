@@ -137,7 +137,11 @@ async fn sixty_concurrent_wrong_passwords_get_at_most_five_checks() {
 
     // Two-factor removal: the current password again.
     let csrf = enrolled.get("/portal/account").await.field("csrf");
-    let fields = [("csrf", csrf), ("currentPassword", "not the password at all".to_owned())];
+    let fields = [
+        ("csrf", csrf),
+        ("currentPassword", "not the password at all".to_owned()),
+        ("currentCode", "000000".to_owned()),
+    ];
     let before = hashes(&svc, "verify").await;
     let statuses = posted_at_once(&enrolled, "/portal/account/two-factor/disable", &fields, 60).await;
     let verified = hashes(&svc, "verify").await - before;

@@ -157,6 +157,51 @@ async fn replacing_a_second_factor_needs_the_password_and_a_current_code() {
     assert_eq!(sign_in_with(&svc, &totp(&s2, step_now() + 1)).await.as_deref(), Some("/portal/"));
 }
 
+/// Removing the factor asks what replacing it asks, the password and a current code: else a
+/// stolen session with the password would remove it, then enrol its own as a first enrolment.
+#[tokio::test]
+async fn removing_a_second_factor_needs_the_password_and_a_current_code() {
+    let svc = Service::start(&[]).await;
+    let (member, _, codes) = enrolled(&svc).await;
+    let remove = |fields: Vec<(&'static str, String)>| {
+        let member = &member;
+        async move {
+            let csrf = member.get("/portal/account").await.field("csrf");
+            let mut all = vec![("csrf", csrf)];
+            all.extend(fields);
+            member.post("/portal/account/two-factor/disable", &all).await
+        }
+    };
+    let password_only = remove(vec![("currentPassword", PASSWORD.into())]).await;
+    assert_eq!(password_only.status, 422, "{}", password_only.body);
+    let wrong_code = remove(vec![("currentPassword", PASSWORD.into()), ("currentCode", "000000".into())]).await;
+    assert_eq!(wrong_code.status, 422, "{}", wrong_code.body);
+    assert!(wrong_code.body.contains("Mot de passe actuel ou code actuel incorrect."));
+    let account = member.get("/portal/account").await;
+    assert!(
+        account.body.contains("name=\"currentCode\""),
+        "the form asks for a code: {}",
+        account.body
+    );
+    assert!(account.body.contains("two-factor/disable"), "still on: {}", account.body);
+
+    let removed = remove(vec![("currentPassword", PASSWORD.into()), ("currentCode", codes[0].clone())]).await;
+    assert_eq!(
+        removed.location.as_deref(),
+        Some("/portal/account?flash=two_factor_off"),
+        "{}",
+        removed.body
+    );
+    assert!(member
+        .get("/portal/account")
+        .await
+        .body
+        .contains("data-testid=\"two-factor-enrol\""));
+    // Signing in no longer asks for a code.
+    let fresh = Member::new(&svc, "owner@example.fr");
+    assert_eq!(fresh.sign_in(PASSWORD).await.location.as_deref(), Some("/portal/"));
+}
+
 #[tokio::test]
 async fn sixty_concurrent_replacements_with_a_wrong_password_get_at_most_five_checks() {
     let svc = Service::start(&[]).await;

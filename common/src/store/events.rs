@@ -206,26 +206,34 @@ impl EventRow {
     }
 }
 
-/// Queues a dead (or gone) event again, same id and body, attempts counted from zero.
+/// Queues a dead (or gone) event again, same id and body, attempts counted from zero. A test
+/// account's workflow event goes to the workflow's test URL as it is now, never to the URL it was
+/// stored with: an event of a version before test URLs carries the live one.
 pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), RepoError> {
-    let row: Option<(String, String, String, String, Option<String>)> = tx
+    type Row = (String, String, String, String, Option<String>, Option<String>, bool);
+    let row: Option<Row> = tx
         .query_row(
-            "SELECT company_id, url, body, status, request_id FROM webhook_events WHERE id = ?1",
+            "SELECT e.company_id, e.url, e.body, e.status, e.request_id, e.workflow_id, c.test_of IS NOT NULL
+             FROM webhook_events e JOIN companies c ON c.id = e.company_id WHERE e.id = ?1",
             [id.as_str()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
         )
         .optional()?;
-    let (company, url, body, status, request_id) = row.ok_or(RepoError::NotFound)?;
+    let (company, url, body, status, request_id, workflow, test) = row.ok_or(RepoError::NotFound)?;
     let status: DeliveryStatus = stored(&status)?;
     if !status.is_dead_letter() {
         return Err(RepoError::InvalidState(format!(
             "event {id} is {status}: only dead letters are replayed"
         )));
     }
+    let url = match (test, workflow) {
+        (true, Some(workflow)) => test_url_of(tx, &workflow)?,
+        _ => url,
+    };
     tx.execute("DELETE FROM webhook_attempts WHERE event_id = ?1", [id.as_str()])?;
     tx.execute(
-        "UPDATE webhook_events SET status = 'pending', attempts = 0, updated_at = ?2 WHERE id = ?1",
-        params![id.as_str(), crate::time::format(now)],
+        "UPDATE webhook_events SET status = 'pending', attempts = 0, url = ?3, updated_at = ?2 WHERE id = ?1",
+        params![id.as_str(), crate::time::format(now), url],
     )?;
     queue_first_attempt(
         tx,
@@ -236,6 +244,14 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
         request_id.as_deref().and_then(RequestId::parse),
     )?;
     Ok(())
+}
+
+/// Where a test event of `workflow` goes now; refused when the workflow has no test URL.
+fn test_url_of(tx: &Connection, workflow: &str) -> Result<String, RepoError> {
+    let url: Option<Option<String>> = tx
+        .query_row("SELECT test_webhook_url FROM workflows WHERE id = ?1", [workflow], |r| r.get(0))
+        .optional()?;
+    url.flatten().ok_or_else(|| RepoError::InvalidState(NO_TEST_URL.to_owned()))
 }
 
 /// Replays a dead event of a workflow of the company (or of its test account), as [`replay`]
@@ -433,6 +449,57 @@ mod tests {
             ids(&c, "SELECT DISTINCT event_id FROM webhook_attempts ORDER BY event_id"),
             ["delivered-fresh", "pending-old", "retrying-old"],
             "attempts go with their event"
+        );
+    }
+
+    /// A test event stored with the live URL (by a version before test URLs) is replayed to the
+    /// workflow's test URL, or not at all: never to the live one.
+    #[test]
+    fn a_test_event_is_replayed_to_the_test_url_never_to_the_url_it_was_stored_with() {
+        use crate::store::{companies, workflows};
+        let c = memory();
+        let (co, now) = (company(&c), Utc::now());
+        let test = companies::account(&c, &co, crate::domain::Mode::Test, now).unwrap();
+        let live_url = "https://live.example.com/hook";
+        let wf = workflows::create(
+            &c,
+            &co,
+            "KYC",
+            crate::domain::DocumentCategory::Identite,
+            Some(live_url),
+            &crate::model::WorkflowRules::default(),
+            false,
+            now,
+        )
+        .unwrap();
+        let id = EventId::generate(now);
+        c.execute(
+            "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, attempts, created_at, updated_at, workflow_id)
+             VALUES (?1, ?2, 'verification.completed', ?3, '{}', 'dead', 8, ?4, ?4, ?5)",
+            params![
+                id.as_str(),
+                test.as_str(),
+                live_url,
+                crate::time::format(now),
+                wf.workflow.id.as_str()
+            ],
+        )
+        .unwrap();
+        let refused = replay(&c, &id, now);
+        assert!(
+            matches!(refused, Err(RepoError::InvalidState(_))),
+            "no test URL, no replay: {refused:?}"
+        );
+        workflows::set_test_webhook_url(&c, &co, &wf.workflow.id, Some("https://test.example.com/hook")).unwrap();
+        replay(&c, &id, now).unwrap();
+        let url: String = c
+            .query_row("SELECT url FROM webhook_events WHERE id = ?1", [id.as_str()], |r| r.get(0))
+            .unwrap();
+        assert_eq!(url, "https://test.example.com/hook");
+        let queued: String = c.query_row("SELECT payload FROM outbox", [], |r| r.get(0)).unwrap();
+        assert!(
+            queued.contains("test.example.com") && !queued.contains("live.example.com"),
+            "{queued}"
         );
     }
 

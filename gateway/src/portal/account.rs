@@ -75,6 +75,8 @@ async fn render(state: &AppState, signed: &Signed, notice: Option<Notice<'_>>, s
                     input type="hidden" name="csrf" value=(csrf);
                     label for="disablePassword" { (t.current_password) }
                     input #disablePassword type="password" name="currentPassword" autocomplete="current-password" required;
+                    label for="disableCode" { (t.current_code) }
+                    input #disableCode type="text" name="currentCode" autocomplete="one-time-code" required;
                     button.danger type="submit" { (t.two_factor_disable) }
                 }
             }
@@ -416,10 +418,13 @@ pub async fn enrol(State(state): State<AppState>, signed: Signed, Form(form): Fo
 pub struct Disable {
     csrf: String,
     current_password: String,
+    #[serde(default)]
+    current_code: String,
 }
 
-/// `POST /portal/account/two-factor/disable`: with the password; refused where the company
-/// requires a second factor.
+/// `POST /portal/account/two-factor/disable`: with the password and a code of the factor (or a
+/// recovery code), as a replacement asks, so that a stolen session with the password cannot
+/// remove the factor and enrol its own; refused where the company requires a second factor.
 pub async fn disable(State(state): State<AppState>, signed: Signed, Form(form): Form<Disable>) -> PortalResult<Response> {
     signed.check_csrf(&form.csrf)?;
     let t = signed.lang.portal();
@@ -427,25 +432,37 @@ pub async fn disable(State(state): State<AppState>, signed: Signed, Form(form): 
         return Err(PortalError::Forbidden);
     }
     let refuse = |notice, status| render(&state, &signed, Some(Notice::Error(notice)), status);
+    if form.current_code.trim().is_empty() {
+        return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY).await;
+    }
     let admitted = match password_check::check(&state, signed.member(), form.current_password).await? {
         Checked::Right { admitted, .. } => admitted,
-        Checked::Wrong => return refuse(t.wrong_password, StatusCode::UNPROCESSABLE_ENTITY).await,
+        Checked::Wrong => return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY).await,
         Checked::Locked(until) => return Ok(password_check::locked(refuse(t.locked, StatusCode::OK).await?, until)),
     };
-    let (id, company, acting, now) = (
+    let (id, company, acting, keys, now) = (
         signed.member().id.clone(),
         signed.company.id.clone(),
         signed.acting(),
+        state.keys.clone(),
         chrono::Utc::now(),
     );
-    state
+    let code = form.current_code;
+    let removed = state
         .store
         .write(move |tx| {
+            // The attempt counted for the password stays counted when the code is wrong.
+            if !membership::spend_second_factor(tx, &keys, &id, &code, now)? {
+                return Ok::<_, RepoError>(false);
+            }
             sign_in_throttle::undo(tx, &admitted)?;
             members::disable_two_factor(tx, &id)?;
             audit::record(tx, &company, &acting.entry(AuditAction::TwoFactorDisabled, id.as_str(), now))?;
-            Ok::<_, RepoError>(())
+            Ok(true)
         })
         .await?;
+    if !removed {
+        return refuse(t.wrong_password_or_code, StatusCode::UNPROCESSABLE_ENTITY).await;
+    }
     Ok(Redirect::to("/portal/account?flash=two_factor_off").into_response())
 }
