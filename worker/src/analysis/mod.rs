@@ -6,6 +6,7 @@ pub mod capabilities;
 pub mod datamatrix;
 pub mod engine;
 pub mod external;
+pub mod face;
 pub mod forensics;
 pub mod grey;
 pub mod issuer;
