@@ -14,6 +14,7 @@ use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
+use common::domain::Mode;
 use common::ids::EventId;
 use common::messages::DeliveryOutcome;
 use common::model::WorkflowDetail;
@@ -366,42 +367,23 @@ pub async fn test(State(state): State<AppState>, signed: Signed, Path(id): Path<
 
 /// `POST /portal/workflows/{id}/diffusion/rotate`: a new company signing secret, shown in this
 /// response only; the previous one keeps signing for the overlap (`companies::rotate_secret`).
-pub async fn rotate(
-    State(state): State<AppState>,
-    signed: Signed,
-    Path(id): Path<String>,
-    Form(form): Form<Csrf>,
-) -> PortalResult<Response> {
-    signed.require(Permission::ManageWorkflows)?;
-    signed.check_csrf(&form.csrf)?;
-    let wf = load(&state, &signed, &id).await?;
-    let (company, acting, keys, now) = (signed.company.id.clone(), signed.acting(), state.keys.clone(), chrono::Utc::now());
-    let secret = state
-        .store
-        .write(move |tx| {
-            let secret = companies::rotate_secret(tx, &company, &keys, now)?;
-            audit::record(
-                tx,
-                &company,
-                &acting.entry(AuditAction::SigningSecretRotated, company.as_str(), now),
-            )?;
-            Ok::<_, RepoError>(secret)
-        })
-        .await?;
-    let extra = Extra {
-        new_secret: Some(secret),
-        ..Extra::default()
-    };
-    render(&state, &signed, &wf, extra, StatusCode::OK).await
+pub async fn rotate(state: State<AppState>, signed: Signed, id: Path<String>, form: Form<Csrf>) -> PortalResult<Response> {
+    rotate_in(state, signed, id, form, Mode::Live).await
 }
 
 /// `POST /portal/workflows/{id}/diffusion/rotate-test`: a new test signing secret (made with the
 /// test account if there is none yet), shown in this response only.
-pub async fn rotate_test(
+pub async fn rotate_test(state: State<AppState>, signed: Signed, id: Path<String>, form: Form<Csrf>) -> PortalResult<Response> {
+    rotate_in(state, signed, id, form, Mode::Test).await
+}
+
+/// Rotates the signing secret of `mode`'s account, audited, and shows the new one this once.
+async fn rotate_in(
     State(state): State<AppState>,
     signed: Signed,
     Path(id): Path<String>,
     Form(form): Form<Csrf>,
+    mode: Mode,
 ) -> PortalResult<Response> {
     signed.require(Permission::ManageWorkflows)?;
     signed.check_csrf(&form.csrf)?;
@@ -410,18 +392,29 @@ pub async fn rotate_test(
     let secret = state
         .store
         .write(move |tx| {
-            let secret = companies::rotate_test_secret(tx, &company, &keys, now)?;
-            audit::record(
-                tx,
-                &company,
-                &acting.entry(AuditAction::TestSigningSecretRotated, company.as_str(), now),
-            )?;
+            let (secret, action) = match mode {
+                Mode::Live => (
+                    companies::rotate_secret(tx, &company, &keys, now)?,
+                    AuditAction::SigningSecretRotated,
+                ),
+                Mode::Test => (
+                    companies::rotate_test_secret(tx, &company, &keys, now)?,
+                    AuditAction::TestSigningSecretRotated,
+                ),
+            };
+            audit::record(tx, &company, &acting.entry(action, company.as_str(), now))?;
             Ok::<_, RepoError>(secret)
         })
         .await?;
-    let extra = Extra {
-        new_test_secret: Some(secret),
-        ..Extra::default()
+    let extra = match mode {
+        Mode::Live => Extra {
+            new_secret: Some(secret),
+            ..Extra::default()
+        },
+        Mode::Test => Extra {
+            new_test_secret: Some(secret),
+            ..Extra::default()
+        },
     };
     render(&state, &signed, &wf, extra, StatusCode::OK).await
 }
