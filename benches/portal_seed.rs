@@ -80,6 +80,7 @@ fn report(rng: &mut Rng, i: usize, category: DocumentCategory) -> AnalysisReport
         holder_age: None,
         pages: 1,
         checks: vec![],
+        face_match: None,
     }
 }
 

@@ -56,6 +56,7 @@ fn seed(
             holder_age: None,
             pages: 1,
             checks: vec![],
+            face_match: None,
         };
         let now = Utc::now();
         let mut pending = 0;

@@ -127,6 +127,66 @@ async fn a_customer_sends_an_identity_document_from_a_phone_browser() {
     b.close().await;
 }
 
+/// One identity journey in the browser with the test set's card and `selfie`, the consent box
+/// ticked or not; returns the consultation as the API gives it.
+async fn face_journey(svc: &Service, co: &support::Company, wf: &str, b: &Browser, selfie: &str, consent: bool) -> Value {
+    let faces = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faces");
+    let Session { id, url } = session(svc, co, wf, "dossier-faces").await;
+    b.client.goto(&url).await.expect("open the journey");
+    let consent_box = b
+        .css("input[type=checkbox][name=biometricConsent][data-testid=journey-biometric-consent]")
+        .await;
+    assert_eq!(
+        consent_box.prop("checked").await.unwrap().as_deref(),
+        Some("false"),
+        "unticked until the customer ticks it"
+    );
+    b.choose_file("front", &faces.join("cards/obama-obama-yaw20.jpg")).await;
+    wait_uploaded(b, "front", "Fichier reçu.").await;
+    if consent {
+        consent_box.click().await.expect("tick the consent");
+        assert_eq!(consent_box.prop("checked").await.unwrap().as_deref(), Some("true"));
+        b.screenshot("consent-ticked").await;
+    }
+    b.choose_file("selfie", &faces.join(selfie)).await;
+    wait_uploaded(b, "selfie", "Fichier reçu.").await;
+    b.click("submit").await;
+    b.wait(WAIT, "the thank-you section", || async { b.displayed("done").await.then_some(()) })
+        .await;
+    let (_, session) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    let consultation = session["consultationId"].as_str().unwrap_or_else(|| panic!("{session}")).to_owned();
+    svc.get(&co.key, &format!("/api/v1/consultations/{consultation}")).await.1
+}
+
+#[tokio::test]
+async fn the_customer_is_asked_before_the_selfie_and_only_a_consenting_selfie_is_compared() {
+    let svc = Service::start(&[("SCEAU_FACE_MATCH", "true")]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let b = Browser::start("biometric_consent", svc.mode, "fr-FR").await;
+    let code_of = |c: &Value, code: &str| {
+        c["anomalies"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["code"] == code).cloned())
+    };
+
+    let compared = face_journey(&svc, &co, &wf, &b, "selfies/obama2.jpg", true).await;
+    assert!(code_of(&compared, "liveness_not_checked").is_some(), "{compared}");
+    assert!(
+        code_of(&compared, "selfie_not_checked").is_none() && code_of(&compared, "selfie_mismatch").is_none(),
+        "{compared}"
+    );
+
+    let kept_for_a_person = face_journey(&svc, &co, &wf, &b, "selfies/obama2.jpg", false).await;
+    let not_checked = code_of(&kept_for_a_person, "selfie_not_checked").unwrap_or_else(|| panic!("{kept_for_a_person}"));
+    assert!(
+        not_checked["message"].as_str().unwrap().contains("did not consent"),
+        "{not_checked}"
+    );
+    assert_eq!(kept_for_a_person["decision"], "a_verifier", "{kept_for_a_person}");
+    b.close().await;
+}
+
 #[tokio::test]
 async fn a_wrong_file_type_is_refused_on_the_page_and_nothing_is_uploaded() {
     let svc = Service::start(&[]).await;
@@ -276,12 +336,13 @@ async fn the_page_is_named_readable_and_usable_with_a_keyboard() {
     let low = b.client.execute(LOW_CONTRAST, vec![]).await.expect("contrast");
     assert_eq!(low, json!([]), "text under 4.5:1 against its background");
 
-    // Tab walks the steps in order; the send button waits for the required files.
+    // Tab walks the steps in order, the consent just before the selfie; the send button waits
+    // for the required files.
     let mut order = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..4 {
         order.push(press(&b, Key::Tab).await);
     }
-    assert_eq!(order, ["front", "back", "selfie"], "tab order");
+    assert_eq!(order, ["front", "back", "biometricConsent", "selfie"], "tab order");
     assert_eq!(b.prop("submit", "disabled").await, true);
     b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
         .await;

@@ -134,6 +134,9 @@ pub struct JobV1 {
     /// A test key's document, which may be a magic document (`worker::magic`).
     #[serde(default)]
     pub mode: Mode,
+    /// The customer consented to the comparison of the selfie with the document.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub biometric_consent: bool,
 }
 
 /// What the recorder (the one writer of SQLite) is asked to apply.

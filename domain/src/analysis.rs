@@ -1,6 +1,7 @@
 //! What the analysis engine reports about one document: the findings the recorder turns into a
 //! consultation. It travels from a worker to the recorder, so it is plain serde data.
 
+use crate::face_match::FaceMatch;
 use crate::vocabulary::{Anomaly, DocumentCategory, DocumentType, Severity, TwoDDoc, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,10 @@ pub struct AnalysisReport {
     /// performed is absent).
     #[serde(default)]
     pub checks: Vec<CheckOutcome>,
+    /// What the comparison of the selfie with the document's portrait concluded; `None` when no
+    /// selfie came with the document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub face_match: Option<FaceMatch>,
 }
 
 /// One check the engine performed on a document.
@@ -41,8 +46,10 @@ pub enum Check {
     FileIntegrity,
     /// The issuer's SIREN/SIRET in a company register.
     IssuerRegister,
-    /// The selfie against the document's photo (external service only).
+    /// The selfie against the document's photo, by the external service.
     SelfieMatch,
+    /// The selfie's face against the document's portrait, by Sceau's own models.
+    FaceMatch,
 }
 
 impl Check {
@@ -55,7 +62,8 @@ impl Check {
             Self::DocumentValidity => "Date de validité du document",
             Self::FileIntegrity => "Intégrité du fichier (métadonnées, retouche, qualité)",
             Self::IssuerRegister => "Émetteur confirmé dans un registre des entreprises",
-            Self::SelfieMatch => "Correspondance du selfie avec la photo du document",
+            Self::SelfieMatch => "Correspondance du selfie avec la photo du document (service externe)",
+            Self::FaceMatch => "Comparaison du visage du selfie avec la photo du document",
         }
     }
 }
@@ -81,4 +89,7 @@ pub struct AnalysisInput {
     pub front: Vec<u8>,
     pub back: Option<Vec<u8>>,
     pub selfie: Option<Vec<u8>>,
+    /// The customer consented to the biometric comparison of the selfie with the document (GDPR
+    /// art. 9); without it the selfie is kept for a reviewer and never compared.
+    pub biometric_consent: bool,
 }

@@ -88,6 +88,18 @@ catalogue! {
     SelfieNotChecked => "selfie_not_checked", Info,
         "The selfie was not compared with the photo on the identity document.",
         "Le selfie n’a pas été comparé à la photo de la pièce d’identité.";
+    SelfieUncertain => "selfie_uncertain", Warning,
+        "The selfie and the photo on the identity document look alike, but not enough to conclude they show the same person; the result goes to human review.",
+        "Le selfie et la photo de la pièce d’identité se ressemblent, mais pas assez pour conclure qu’il s’agit de la même personne ; le résultat passe en revue humaine.";
+    SelfieMultipleFaces => "selfie_multiple_faces", Warning,
+        "More than one face appears on the selfie; the largest was compared with the document.",
+        "Plusieurs visages apparaissent sur le selfie ; le plus grand a été comparé au document.";
+    PortraitMissing => "portrait_missing", Warning,
+        "No face was found on the front of an identity document whose type carries its holder's photo.",
+        "Aucun visage n’a été trouvé au recto d’une pièce d’identité dont le type porte la photo du titulaire.";
+    LivenessNotChecked => "liveness_not_checked", Info,
+        "The selfie was compared with the document, but Sceau does not detect presentation attacks (a printed photo or a screen held to the camera): that the selfie shows a live person was not checked.",
+        "Le selfie a été comparé au document, mais Sceau ne détecte pas les attaques par présentation (photo imprimée ou écran tendu à la caméra) : la présence réelle de la personne n’a pas été vérifiée.";
     TwoddocCertificateUnknown => "twoddoc_certificate_unknown", Warning,
         "The 2D-Doc seal names a certificate its authority is not known to have issued, so its signature could not be checked.",
         "Le cachet 2D-Doc désigne un certificat que son autorité n’est pas connue pour avoir émis : sa signature n’a pas pu être vérifiée.";
@@ -180,7 +192,10 @@ impl Anomaly {
             .and_then(|rest| rest.strip_suffix(")."))
             .filter(|detail| !detail.is_empty());
         match detail {
-            Some(detail) => format!("{} ({detail}).", self.code.meaning_fr().trim_end_matches('.')),
+            Some(detail) => {
+                let detail = crate::face_match::detail_fr(detail).unwrap_or_else(|| detail.to_owned());
+                format!("{} ({detail}).", self.code.meaning_fr().trim_end_matches('.'))
+            }
             None => self.code.meaning_fr().to_owned(),
         }
     }
@@ -215,6 +230,10 @@ mod tests {
             ("low_resolution", Severity::Warning),
             ("selfie_mismatch", Severity::Reject),
             ("selfie_not_checked", Severity::Info),
+            ("selfie_uncertain", Severity::Warning),
+            ("selfie_multiple_faces", Severity::Warning),
+            ("portrait_missing", Severity::Warning),
+            ("liveness_not_checked", Severity::Info),
         ];
         for (wire, severity) in expected {
             let code: AnomalyCode = wire.parse().unwrap();

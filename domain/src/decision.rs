@@ -15,7 +15,9 @@ pub fn decide(report: &AnalysisReport, rules: &WorkflowRules) -> (Decision, Opti
     if decision != Decision::Refuse && violates(report, rules) {
         decision = Decision::Refuse;
     }
-    if decision == Decision::Conforme && rules.systematic_review {
+    // A selfie the engine could not compare is compared by a person.
+    let selfie_unsettled = report.face_match.is_some_and(|outcome| outcome.needs_review());
+    if decision == Decision::Conforme && (rules.systematic_review || selfie_unsettled) {
         decision = Decision::AVerifier;
     }
     let review = (decision == Decision::AVerifier).then_some(ReviewStatus::Pending);
@@ -51,6 +53,7 @@ mod tests {
             holder_age: Some(17),
             pages: 1,
             checks: vec![],
+            face_match: None,
         }
     }
 

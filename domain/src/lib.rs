@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod country;
 pub mod decision;
 pub mod error_code;
+pub mod face_match;
 pub mod file_kind;
 pub mod ids;
 pub mod journey;

@@ -42,6 +42,7 @@ pub fn not_analysed() -> AnalysisReport {
         holder_age: None,
         pages: 1,
         checks: Vec::new(),
+        face_match: None,
     }
 }
 
@@ -92,6 +93,7 @@ pub fn report(verdict: Verdict, category: DocumentCategory) -> AnalysisReport {
         holder_age: (concluded && identity).then_some(34),
         pages: 1,
         checks,
+        face_match: None,
     }
 }
 

@@ -113,6 +113,7 @@ mod tests {
             deadline: chrono::Utc::now(),
             request_id: None,
             mode: common::domain::Mode::Live,
+            biometric_consent: false,
         })
     }
 

@@ -84,11 +84,17 @@ pub async fn upload(svc: &Service, url: &str, side: &str, csrf: Option<&str>, by
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-/// Sends the files for analysis, as the page's button does.
+/// Sends the files for analysis, as the page's button does, the consent box left unticked.
 pub async fn submit(svc: &Service, url: &str, csrf: &str) -> (u16, Value) {
+    submit_answering(svc, url, csrf, false).await
+}
+
+/// [`submit`], with the customer's answer to the consent to the biometric comparison.
+pub async fn submit_answering(svc: &Service, url: &str, csrf: &str, biometric_consent: bool) -> (u16, Value) {
+    let query = if biometric_consent { "?biometricConsent=true" } else { "" };
     let r = svc
         .http
-        .post(format!("{url}/submit"))
+        .post(format!("{url}/submit{query}"))
         .header("x-csrf-token", csrf)
         .header("sec-fetch-site", "same-origin")
         .send()
@@ -116,6 +122,18 @@ pub fn uploads_stored(svc: &Service, id: &str) -> i64 {
 /// One journey from link to result: opens the page, uploads `files` (side, bytes, content type),
 /// submits and waits until the result is recorded. Returns the session and its consultation id.
 pub async fn complete(svc: &Service, co: &Company, workflow: &str, external_ref: &str, files: &[(&str, &[u8], &str)]) -> (Session, String) {
+    complete_answering(svc, co, workflow, external_ref, files, false).await
+}
+
+/// [`complete`], with the customer's answer to the consent to the biometric comparison.
+pub async fn complete_answering(
+    svc: &Service,
+    co: &Company,
+    workflow: &str,
+    external_ref: &str,
+    files: &[(&str, &[u8], &str)],
+    biometric_consent: bool,
+) -> (Session, String) {
     let session = session(svc, co, workflow, external_ref).await;
     let (_, _, csrf) = open(svc, &session.url, None).await;
     let csrf = csrf.expect("the page carries a CSRF token");
@@ -123,7 +141,7 @@ pub async fn complete(svc: &Service, co: &Company, workflow: &str, external_ref:
         let (s, body) = upload(svc, &session.url, side, Some(&csrf), bytes.to_vec(), content_type).await;
         assert_eq!(s, 201, "{side}: {body}");
     }
-    let (s, body) = submit(svc, &session.url, &csrf).await;
+    let (s, body) = submit_answering(svc, &session.url, &csrf, biometric_consent).await;
     assert_eq!(s, 202, "{body}");
     eventually(WAIT, "the journey completes", || async {
         status(svc, &session.url).await == "completed"

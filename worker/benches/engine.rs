@@ -56,6 +56,7 @@ fn main() {
             front: bytes.clone(),
             back: None,
             selfie: None,
+            biometric_consent: false,
         };
         let verdict = runtime.block_on(engine.analyse(input())).map(|r| r.verdict.as_str().to_owned());
         let mut times: Vec<Duration> = (0..RUNS)

@@ -368,6 +368,7 @@ impl Worker {
             front,
             back,
             selfie,
+            biometric_consent: job.biometric_consent,
         })
     }
 
@@ -523,6 +524,7 @@ mod poison_tests {
             deadline: now + chrono::Duration::hours(1),
             request_id: None,
             mode: common::domain::Mode::Live,
+            biometric_consent: false,
         };
         queue
             .publish(Topic::JobsBatch, serde_json::to_vec(&Job::V1(job.clone())).unwrap(), Duration::ZERO)

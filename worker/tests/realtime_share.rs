@@ -234,6 +234,7 @@ impl Bench {
             deadline: Utc::now() + chrono::Duration::hours(1),
             request_id: None,
             mode: common::domain::Mode::Live,
+            biometric_consent: false,
         });
         self.queue
             .publish(topic, serde_json::to_vec(&job).unwrap(), Duration::ZERO)

@@ -93,6 +93,10 @@ pub struct Config {
     pub trust_dir: Option<PathBuf>,
     #[serde(deserialize_with = "de::flag")]
     pub accept_test_ca: bool,
+    /// Compare a journey's selfie with its document's portrait, and look for the portrait on
+    /// every identity document, with the shipped face models (`docs/face-match.md`).
+    #[serde(deserialize_with = "de::flag")]
+    pub face_match: bool,
     /// The Tesseract program that reads the visible text of photographed documents.
     #[serde(deserialize_with = "tesseract_program")]
     pub tesseract: PathBuf,
@@ -190,6 +194,7 @@ impl Default for Config {
             redis_prefix: "sceau:".into(),
             trust_dir: None,
             accept_test_ca: false,
+            face_match: true,
             tesseract: PathBuf::from("tesseract"),
             issuer_register_file: None,
             issuer_register_url: None,
@@ -399,6 +404,7 @@ mod tests {
             ("redis_prefix", "t1:"),
             ("trust_dir", "/etc/sceau/trust"),
             ("accept_test_ca", "true"),
+            ("face_match", "false"),
             ("tesseract", "/usr/bin/tesseract"),
             ("issuer_register_file", "/etc/sceau/issuers.tsv"),
             ("issuer_register_url", "https://recherche-entreprises.api.gouv.fr/"),

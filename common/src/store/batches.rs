@@ -599,6 +599,7 @@ fn queue_jobs(
             deadline,
             request_id: row.request_id.as_deref().and_then(RequestId::parse),
             mode,
+            biometric_consent: false,
         });
         outbox::push(tx, &job)?;
     }

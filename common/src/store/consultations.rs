@@ -212,15 +212,15 @@ pub struct NewConsultation<'a> {
 pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError> {
     // Cached: the writer records results one after another, and a seed by the million.
     tx.prepare_cached(
-        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id, checks)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        "INSERT INTO consultations (id, company_id, workflow_id, external_ref, category, document_type, document_country, verdict, decision, review_status, anomalies, two_d_doc, analyzed_at, created_at, batch_item_id, verification_id, checks, face_match)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
             n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type.as_str(), n.report.document_country,
             n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
             serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
             crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id,
-            serde_json::to_string(&n.report.checks)?
+            serde_json::to_string(&n.report.checks)?, n.report.face_match.as_ref().map(serde_json::to_string).transpose()?
         ],
     )?;
     Ok(())
@@ -239,6 +239,18 @@ pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Re
         Some(text) => serde_json::from_str(&text)?,
         None => Vec::new(),
     })
+}
+
+/// What the face comparison of a consultation of `company` concluded; `None` without a selfie.
+pub fn face_match(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Option<domain::face_match::FaceMatch>, RepoError> {
+    let text: Option<Option<String>> = conn
+        .query_row(
+            "SELECT face_match FROM consultations WHERE id = ?1 AND company_id = ?2",
+            params![id.as_str(), company.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(text.flatten().map(|text| serde_json::from_str(&text)).transpose()?)
 }
 
 pub fn add_image(tx: &Connection, id: &ConsultationId, image: &ImageFile, now: DateTime<Utc>) -> Result<(), RepoError> {

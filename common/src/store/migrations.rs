@@ -515,6 +515,13 @@ ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'images';
 UPDATE api_keys SET scopes = ''
     WHERE created_by IN (SELECT id FROM members WHERE role IN ('developer', 'viewer'));
 "#,
+    // Face match: whether the customer of a journey consented to the biometric comparison, and
+    // what the comparison concluded for a result (`domain::face_match::FaceMatch` as JSON: the
+    // outcome and the similarity, nothing biometric).
+    r#"
+ALTER TABLE verifications ADD COLUMN biometric_consent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE consultations ADD COLUMN face_match TEXT;
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -93,6 +93,7 @@ pub fn consultation_of(
         holder_age: None,
         pages: 1,
         checks: vec![],
+        face_match: None,
     };
     let workflow_id = workflows::default_batch(tx, company, DocumentCategory::Identite)?;
     consultations::insert(

@@ -277,7 +277,14 @@ const JOURNEY_JOB_WINDOW_HOURS: i64 = 24;
 
 /// Closes the journey to uploads (`submitted`) and queues its one job on the real-time lane, in
 /// the same transaction: a 2xx means the job exists.
-pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestId>, now: DateTime<Utc>) -> Result<(), RepoError> {
+/// `biometric_consent` is the customer's answer to the consent the page asks before the selfie.
+pub fn submit(
+    tx: &Connection,
+    id: &VerificationId,
+    biometric_consent: bool,
+    request_id: Option<&RequestId>,
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
     let journey = open_or_refuse(tx, id, now)?;
     let mut stmt = tx.prepare("SELECT side, blob FROM verification_uploads WHERE verification_id = ?1")?;
     let files: Vec<(JourneySide, String)> = stmt
@@ -298,8 +305,8 @@ pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestI
         }
     }
     let changed = tx.execute(
-        "UPDATE verifications SET status = 'submitted', submitted_at = ?2 WHERE id = ?1 AND status IN ('created', 'started')",
-        params![id.as_str(), crate::time::format(now)],
+        "UPDATE verifications SET status = 'submitted', submitted_at = ?2, biometric_consent = ?3 WHERE id = ?1 AND status IN ('created', 'started')",
+        params![id.as_str(), crate::time::format(now), biometric_consent],
     )?;
     if changed != 1 {
         return Err(RepoError::InvalidState("this verification link has already been used".into()));
@@ -320,6 +327,7 @@ pub fn submit(tx: &Connection, id: &VerificationId, request_id: Option<&RequestI
         deadline: now + Duration::hours(JOURNEY_JOB_WINDOW_HOURS),
         request_id: request_id.cloned(),
         mode: journey.mode,
+        biometric_consent,
     });
     super::outbox::push(tx, &job)
 }
@@ -567,13 +575,13 @@ mod tests {
                     kind: FileKind::Jpeg,
                     bytes: 3,
                 };
-                let missing_selfie = submit(tx, &id, None, now).err().map(|e| e.to_string());
+                let missing_selfie = submit(tx, &id, false, None, now).err().map(|e| e.to_string());
                 assert_eq!(record_upload(tx, &id, &upload("front", "b1"), now)?, None);
                 assert_eq!(record_upload(tx, &id, &upload("front", "b2"), now)?.as_deref(), Some("b1"));
                 let wrong_side = record_upload(tx, &id, &upload("document", "b3"), now).is_err();
                 record_upload(tx, &id, &upload("selfie", "b4"), now)?;
-                submit(tx, &id, None, now)?;
-                let again = submit(tx, &id, None, now).err().map(|e| e.to_string());
+                submit(tx, &id, false, None, now)?;
+                let again = submit(tx, &id, false, None, now).err().map(|e| e.to_string());
                 let late_upload = record_upload(tx, &id, &upload("back", "b5"), now).is_err();
                 let jobs: Vec<String> = tx
                     .prepare("SELECT payload FROM outbox WHERE topic = 'jobs.realtime'")?
@@ -656,6 +664,7 @@ mod tests {
                     holder_age: Some(16),
                     pages: 1,
                     checks: vec![],
+                    face_match: None,
                 };
                 let first = record_result(tx, &id, &ConsultationId::generate(now), &report, now, None, now)?;
                 let again = record_result(tx, &id, &ConsultationId::generate(now), &report, now, None, now)?;
@@ -737,6 +746,7 @@ mod tests {
             holder_age: None,
             pages: 1,
             checks: vec![],
+            face_match: None,
         }
     }
 
@@ -750,7 +760,7 @@ mod tests {
                 let id = session(tx, &company, &wf, "tok", now)?;
                 record_upload(tx, &id, &upload("front", "b1"), now)?;
                 record_upload(tx, &id, &upload("selfie", "b2"), now)?;
-                submit(tx, &id, None, now)?;
+                submit(tx, &id, false, None, now)?;
                 let unknown = uploads_for_result(tx, &VerificationId::generate(now))?;
                 let before = uploads_for_result(tx, &id)?;
                 record_result(tx, &id, &ConsultationId::generate(now), &report(), now, None, now)?;
@@ -782,7 +792,7 @@ mod tests {
                 let done = session(tx, &company, &wf, "t1", now)?;
                 record_upload(tx, &done, &upload("front", "done-front"), now)?;
                 record_upload(tx, &done, &upload("selfie", "done-selfie"), now)?;
-                submit(tx, &done, None, now)?;
+                submit(tx, &done, false, None, now)?;
                 record_result(tx, &done, &ConsultationId::generate(now), &report(), now, None, now)?;
                 let expired = session(tx, &company, &wf, "t2", now)?;
                 record_upload(tx, &expired, &upload("front", "expired-front"), now)?;
@@ -793,7 +803,7 @@ mod tests {
                 let waiting = session(tx, &company, &wf, "t3", now)?;
                 record_upload(tx, &waiting, &upload("front", "waiting-front"), now)?;
                 record_upload(tx, &waiting, &upload("selfie", "waiting-selfie"), now)?;
-                submit(tx, &waiting, None, now)?;
+                submit(tx, &waiting, false, None, now)?;
                 let open = session(tx, &company, &wf, "t4", now)?;
                 record_upload(tx, &open, &upload("front", "open-front"), now)?;
 

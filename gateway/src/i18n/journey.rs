@@ -11,6 +11,9 @@ pub struct Strings {
     pub front: &'static str,
     pub back: &'static str,
     pub selfie: &'static str,
+    /// The consent to the biometric comparison, asked before the selfie (GDPR art. 9).
+    pub consent_label: &'static str,
+    pub consent_text: &'static str,
     pub document: &'static str,
     /// The formats in words come from `common::document::describe_accepted` with these.
     pub format_words: &'static AcceptedWords,
@@ -52,6 +55,10 @@ pub const FR: Strings = Strings {
     front: "Recto de la pièce d’identité",
     back: "Verso de la pièce d’identité",
     selfie: "Photo de votre visage (selfie)",
+    consent_label: "J’accepte que la photo de mon visage soit comparée à celle de ma pièce d’identité.",
+    consent_text: "Cette comparaison biométrique sert uniquement à vérifier que vous êtes le titulaire de la pièce. \
+        Seuls son résultat et un score sont conservés : aucune donnée biométrique (gabarit ou extrait du visage) \
+        n’est enregistrée. Sans votre accord, une personne vérifiera votre photo elle-même.",
     document: "Document",
     format_words: &AcceptedWords::FRENCH,
     max_size: "10 Mo maximum",
@@ -90,6 +97,10 @@ pub const EN: Strings = Strings {
     front: "Front of the identity document",
     back: "Back of the identity document",
     selfie: "Photo of your face (selfie)",
+    consent_label: "I agree that the photo of my face be compared with the one on my identity document.",
+    consent_text: "This biometric comparison only checks that you are the document's holder. Only its outcome \
+        and a score are kept: no biometric data (face template or face crop) is stored. Without your consent, \
+        a person will check your photo instead.",
     document: "Document",
     format_words: &AcceptedWords::ENGLISH,
     max_size: "10 MB at most",

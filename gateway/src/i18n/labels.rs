@@ -89,7 +89,8 @@ pub fn check(check: Check, lang: Lang) -> &'static str {
             Check::DocumentValidity => "Validity date of the document",
             Check::FileIntegrity => "File integrity (metadata, editing, quality)",
             Check::IssuerRegister => "Issuer confirmed in a company register",
-            Check::SelfieMatch => "Selfie matching the document's photo",
+            Check::SelfieMatch => "Selfie matching the document's photo (external service)",
+            Check::FaceMatch => "Face of the selfie compared with the document's photo",
         },
     }
 }

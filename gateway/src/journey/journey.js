@@ -26,7 +26,8 @@ if(!f)return;if(c.types.indexOf(f.type)<0){say(m,t.errType,'err');i.value='';ret
 if(f.size>c.maxBytes){say(m,t.errSize,'err');i.value='';return}
 if(f.type.indexOf('image/')===0&&window.URL){p.src=URL.createObjectURL(f);p.hidden=false}upload(s,f)})});
 form.addEventListener('submit',function(e){e.preventDefault();if(!ready()){say(fmsg,t.errMissing,'err');return}
-btn.disabled=true;var x=new XMLHttpRequest();x.open('POST',c.base+'/submit');x.setRequestHeader('X-CSRF-Token',csrf);
+btn.disabled=true;var x=new XMLHttpRequest(),k=d.getElementById('biometricConsent');
+x.open('POST',c.base+'/submit'+(k&&k.checked?'?biometricConsent=true':''));x.setRequestHeader('X-CSRF-Token',csrf);
 x.onload=function(){if(x.status===202){show('checking');poll()}else{say(fmsg,explain(x),'err');ready()}};
 x.onerror=function(){say(fmsg,t.errNetwork,'err');ready()};x.send()});
 ready()}if(c.polling){poll()}})();

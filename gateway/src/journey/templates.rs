@@ -68,6 +68,9 @@ pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, co
             h1 id="journey-title" tabindex="-1" { (t.title) }
             p { (intro) }
             @for file in JourneySide::of(category) {
+                @if file.side == JourneySide::Selfie {
+                    (consent_step(t))
+                }
                 (side_step(t, category, *file))
             }
             p.msg id="form-msg" role="alert" {}
@@ -85,6 +88,19 @@ pub fn checking(t: &Strings, mode: Mode, config: &str) -> Markup {
         (test_banner(t, mode))
         (after_sections(t, false))
         (configuration(config))
+    }
+}
+
+/// The consent to the biometric comparison, before the selfie: unticked, and optional (without
+/// it a person compares the selfie).
+fn consent_step(t: &Strings) -> Markup {
+    html! {
+        div.step.consent {
+            input type="checkbox" id="biometricConsent" name="biometricConsent" value="true"
+                data-testid="journey-biometric-consent" aria-describedby="biometricConsent-text";
+            label for="biometricConsent" { (t.consent_label) }
+            p.hint id="biometricConsent-text" { (t.consent_text) }
+        }
     }
 }
 

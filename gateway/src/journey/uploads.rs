@@ -17,6 +17,7 @@ use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
 use crate::edge_turns::Sender;
 use crate::error::{ApiError, ApiResult};
+use crate::input::Query;
 use crate::inspect;
 use crate::request_id::CurrentRequest;
 use crate::state::AppState;
@@ -331,6 +332,18 @@ crate::openapi::errors::errors!(
     SubmitErrors: Public + InvalidRequest + BrowserRequestForbidden + NotFound + InvalidState + RateLimited + ServiceUnavailable
 );
 
+/// The customer's answers the page sends with the submit.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SubmitQuery {
+    /// `true` when the customer ticked the consent to the biometric comparison of the selfie with
+    /// the document (asked before the selfie). Absent or `false`: the selfie is kept for a human
+    /// reviewer and never compared (`selfie_not_checked`).
+    #[serde(rename = "biometricConsent", default)]
+    #[param(rename = "biometricConsent")]
+    biometric_consent: bool,
+}
+
 /// Close a journey to uploads and start its analysis.
 ///
 /// Single use: the link then takes no more uploads nor a second submit (409 `invalid_state`). A
@@ -343,6 +356,7 @@ crate::openapi::errors::errors!(
     tag = "Journey",
     params(
         ("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$"),
+        SubmitQuery,
         CsrfToken,
     ),
     responses(
@@ -356,6 +370,7 @@ pub async fn submit(
     headers: HeaderMap,
     client: ClientAddr,
     CurrentRequest(request_id): CurrentRequest,
+    Query(answers): Query<SubmitQuery>,
 ) -> ApiResult<(StatusCode, axum::Json<Status>)> {
     let journey = authorise_write(&state, &headers, &client, &token).await?;
     if !journey.is_open() {
@@ -364,7 +379,7 @@ pub async fn submit(
     let id = journey.id.clone();
     state
         .store
-        .write(move |tx| verifications::submit(tx, &id, request_id.as_ref(), chrono::Utc::now()))
+        .write(move |tx| verifications::submit(tx, &id, answers.biometric_consent, request_id.as_ref(), chrono::Utc::now()))
         .await?;
     state.outbox_wake.notify_one();
     Ok((

@@ -79,6 +79,7 @@ pub fn document(public_base: &str) -> OpenApi {
     components.responses.extend(errors::catalogue());
     journey_upload_media_types(&mut api);
     deposit_back_only_for_identity(&mut api);
+    anomaly_codes_described(&mut api);
     request_id_on_every_response(&mut api);
     idempotency_key_on_every_post(&mut api);
     webhook_event_variants_named(&mut api);
@@ -150,6 +151,24 @@ fn deposit_back_only_for_identity(api: &mut OpenApi) {
         "then".to_owned(),
         serde_json::json!({ "properties": { "documentVerso": { "type": "null" } } }),
     );
+}
+
+/// Each anomaly code with its severity and meaning, from the one catalogue (`domain::catalogue`),
+/// which the derived schema lists without a word.
+fn anomaly_codes_described(api: &mut OpenApi) {
+    let Some(RefOr::T(utoipa::openapi::schema::Schema::Object(codes))) =
+        api.components.as_mut().and_then(|c| c.schemas.get_mut("AnomalyCode"))
+    else {
+        return;
+    };
+    let table: String = common::domain::AnomalyCode::ALL
+        .iter()
+        .map(|code| format!("\n- `{}` ({}): {}", code.as_str(), code.severity().as_str(), code.meaning()))
+        .collect();
+    codes.description = Some(format!(
+        "An anomaly code of the catalogue: its severity weighs on the verdict (`reject` makes it `non_conforme`, \
+         `warning` `suspect`), its meaning is the anomaly's `message`, which may add a detail in parentheses.{table}"
+    ));
 }
 
 /// Every response carries `x-request-id` (set by `middleware`), whatever the operation.

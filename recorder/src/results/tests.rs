@@ -78,6 +78,7 @@ fn analysed(f: &Fixture) -> RecorderV1 {
                 holder_age: None,
                 pages: 1,
                 checks: Vec::new(),
+                face_match: None,
             }),
         },
         at: chrono::Utc::now(),

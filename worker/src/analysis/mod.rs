@@ -45,5 +45,6 @@ pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
         holder_age: None,
         pages: 0,
         checks: Vec::new(),
+        face_match: None,
     }
 }

@@ -30,6 +30,9 @@ pub struct AnalyseTask {
     pub category: DocumentCategory,
     pub back: bool,
     pub selfie: bool,
+    /// The customer consented to the comparison of the selfie with the document.
+    #[serde(default)]
+    pub biometric_consent: bool,
 }
 
 impl Task for AnalyseTask {
@@ -68,6 +71,7 @@ pub fn child_settings(config: &Config) -> Vec<(String, OsString)> {
             config.analysis_timeout.as_secs().to_string().into(),
         ),
         ("SCEAU_ACCEPT_TEST_CA".to_owned(), config.accept_test_ca.to_string().into()),
+        ("SCEAU_FACE_MATCH".to_owned(), config.face_match.to_string().into()),
     ];
     if let Some(dir) = &config.trust_dir {
         settings.push(("SCEAU_TRUST_DIR".to_owned(), absolute(dir)));
@@ -104,6 +108,7 @@ impl Engine for SandboxedEngine {
             category: input.category,
             back: input.back.is_some(),
             selfie: input.selfie.is_some(),
+            biometric_consent: input.biometric_consent,
         };
         let files: Vec<&[u8]> = std::iter::once(input.front.as_slice())
             .chain(input.back.as_deref())
@@ -197,6 +202,7 @@ fn input_from(task: AnalyseTask, files: Vec<Vec<u8>>) -> Result<AnalysisInput, E
         front,
         back,
         selfie,
+        biometric_consent: task.biometric_consent,
     })
 }
 
@@ -221,11 +227,13 @@ mod tests {
             category: DocumentCategory::Identite,
             back: false,
             selfie: true,
+            biometric_consent: true,
         };
         let input = input_from(task, vec![b"front".to_vec(), b"selfie".to_vec()]).unwrap();
         assert_eq!(input.front, b"front");
         assert_eq!(input.back, None);
         assert_eq!(input.selfie.as_deref(), Some(&b"selfie"[..]));
+        assert!(input.biometric_consent);
         assert!(input_from(task, vec![b"front".to_vec()]).is_err());
     }
 }

@@ -3,6 +3,7 @@
 
 use common::analysis::{Check, CheckOutcome};
 use common::domain::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
+use domain::face_match::FaceMatch;
 
 /// What positively establishes a document; the verdict needs one to be favourable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -29,6 +30,8 @@ pub struct Findings {
     pub holder_age: Option<u32>,
     /// The checks performed, in the order they ran.
     pub checks: Vec<CheckOutcome>,
+    /// The comparison of the selfie with the document's portrait, when a selfie came.
+    pub face_match: Option<FaceMatch>,
 }
 
 impl Findings {
@@ -41,6 +44,7 @@ impl Findings {
             document_country: None,
             holder_age: None,
             checks: Vec::new(),
+            face_match: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 mod administrative;
 mod doc_kind;
+mod face;
 mod file;
 mod findings;
 mod identity;
@@ -51,6 +52,8 @@ pub struct EngineOptions {
     pub reference_date: Option<NaiveDate>,
     /// The data directory, where an imported ANTS trust list replaces the shipped one; `None`: the shipped one.
     pub data_dir: Option<PathBuf>,
+    /// Look for the portrait of identity documents and compare selfies with it (`SCEAU_FACE_MATCH`).
+    pub face_match: bool,
 }
 
 impl EngineOptions {
@@ -75,6 +78,7 @@ impl EngineOptions {
             timeout: config.analysis_timeout,
             reference_date: None,
             data_dir: Some(config.data_dir.clone()),
+            face_match: config.face_match,
         }
     }
 }
@@ -106,12 +110,13 @@ struct Parts {
     online: OnlineChecks,
     timeout: Duration,
     reference_date: Option<NaiveDate>,
+    face_match: bool,
 }
 
 /// What the pixel work gives, before the checks that may wait on the network.
 enum Reading {
     Administrative(administrative::PageReading),
-    Identity(Box<identity::SidesReading>),
+    Identity(Box<identity::SidesReading>, face::FaceReading),
     /// An image no check can start on (see [`unusable::check`]): the point of attention that says why.
     Unusable(Anomaly),
 }
@@ -137,6 +142,11 @@ impl BuiltinEngine {
         if let Err(error) = super::datamatrix::render::probe(&super::datamatrix::render::RenderOptions::default()) {
             tracing::warn!(%error, "pdftoppm is unavailable: 2D-Doc seals drawn as vectors in PDFs will not be found");
         }
+        if options.face_match {
+            if let Err(error) = super::face::FaceModels::prepare() {
+                tracing::error!(%error, "face match is unavailable: selfies will be reported not checked");
+            }
+        }
         tracing::info!(
             authorities = trust.authorities().count(),
             certificates = trust.certificates().count(),
@@ -155,6 +165,7 @@ impl BuiltinEngine {
                 online,
                 timeout: options.timeout,
                 reference_date: options.reference_date,
+                face_match: options.face_match,
             }),
         })
     }
@@ -185,7 +196,11 @@ impl BuiltinEngine {
         let (reading, pages, input) = self.read(input, today).await?;
         let (findings, issuer) = match reading {
             Reading::Administrative(page) => administrative::conclude(page, &self.parts.register),
-            Reading::Identity(sides) => (identity::conclude(*sides, today), None),
+            Reading::Identity(sides, faces) => {
+                let mut findings = identity::conclude(*sides, today);
+                face::weigh(&mut findings, faces);
+                (findings, None)
+            }
             Reading::Unusable(why) => {
                 let mut findings = Findings::new();
                 findings.add([why]);
@@ -237,8 +252,9 @@ fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Resu
     let reading = match input.category {
         DocumentCategory::Administratif => Reading::Administrative(administrative::read_page(&front, &parts.trust, &parts.ocr)),
         DocumentCategory::Identite => {
+            let faces = face::read(parts.face_match, &front, input.selfie.as_deref(), input.biometric_consent);
             let sides: Vec<_> = std::iter::once(front).chain(back).collect();
-            Reading::Identity(Box::new(identity::read_sides(&sides, &parts.trust, &parts.ocr, today)))
+            Reading::Identity(Box::new(identity::read_sides(&sides, &parts.trust, &parts.ocr, today)), faces)
         }
     };
     Ok((reading, pages))
@@ -254,6 +270,7 @@ fn report(findings: Findings, pages: u32) -> AnalysisReport {
         holder_age: findings.holder_age,
         pages,
         checks: findings.checks,
+        face_match: findings.face_match,
     }
 }
 

@@ -1,21 +1,21 @@
-//! The selfie and the external analysis service. No face model ships with the project: without an
-//! external service a selfie is reported `selfie_not_checked`; with one, its face match and fraud
-//! signals join the findings, and its silence is reported rather than failing the document.
+//! The selfie and the external analysis service. Sceau compares the selfie itself (`face`); an
+//! operator's external service, when configured, still runs: its face match and fraud signals join
+//! the findings beside Sceau's own, and its silence is reported rather than failing the document.
 
 use common::analysis::{AnalysisInput, Check};
-use common::domain::AnomalyCode;
+use common::domain::{Anomaly, AnomalyCode};
 
 use super::findings::Findings;
 use common::document::sniff;
 
 use crate::analysis::external::{Attachment, ExternalEngine, ExternalRequest};
 
-/// Adds what the external service says, or that the selfie could not be compared.
+/// What the external service did not check, said apart from what Sceau's own comparison says.
+const EXTERNAL: &str = "by the external analysis service";
+
+/// Adds what the external service says, or that it could not compare the selfie.
 pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Option<&ExternalEngine>) {
     let Some(external) = external else {
-        if input.selfie.is_some() {
-            findings.add_code(AnomalyCode::SelfieNotChecked);
-        }
         return;
     };
     let request = ExternalRequest {
@@ -30,16 +30,19 @@ pub async fn weigh(findings: &mut Findings, input: &AnalysisInput, external: Opt
             if let (true, Some(matched)) = (verdict.selfie_checked, verdict.selfie_match) {
                 findings.checked(Check::SelfieMatch, matched);
             }
-            findings.add(verdict.anomalies);
+            let (mismatch, others): (Vec<Anomaly>, Vec<Anomaly>) =
+                verdict.anomalies.into_iter().partition(|a| a.code == AnomalyCode::SelfieMismatch);
+            findings.add_distinct(mismatch);
+            findings.add(others);
             if input.selfie.is_some() && !verdict.selfie_checked {
-                findings.add_code(AnomalyCode::SelfieNotChecked);
+                findings.add_distinct([Anomaly::with_detail(AnomalyCode::SelfieNotChecked, EXTERNAL)]);
             }
         }
         Err(error) => {
             tracing::warn!(%error, "the external analysis service did not answer");
             findings.add_code(AnomalyCode::ExternalEngineUnavailable);
             if input.selfie.is_some() {
-                findings.add_code(AnomalyCode::SelfieNotChecked);
+                findings.add_distinct([Anomaly::with_detail(AnomalyCode::SelfieNotChecked, EXTERNAL)]);
             }
         }
     }

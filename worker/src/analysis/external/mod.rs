@@ -105,7 +105,11 @@ impl ExternalVerdict {
             verdict.selfie_match = Some(selfie.matched);
             verdict.selfie_score = selfie.score.filter(|s| s.is_finite() && (0.0..=1.0).contains(s));
             if !selfie.matched {
-                verdict.anomalies.push(Anomaly::new(AnomalyCode::SelfieMismatch));
+                // Said apart from Sceau's own comparison, which may conclude otherwise.
+                verdict.anomalies.push(Anomaly::with_detail(
+                    AnomalyCode::SelfieMismatch,
+                    "by the external analysis service",
+                ));
             }
         }
         for signal in response.signals.into_iter().take(MAX_SIGNALS) {

@@ -1,73 +1,69 @@
-//! The face models Sceau ships (`models/` at the root of the repository): which files, their
-//! sizes and SHA-256 digests. A model is read only once its digest matches, so a file swapped or
-//! truncated on disk is refused by name, never run.
+//! The face models Sceau ships (`models/` at the root of the repository, see its NOTICE), built
+//! into the binary so that every installation has them, offline, with no path to configure. Their
+//! sizes and SHA-256 digests are checked when the engine starts: a checkout whose files were
+//! swapped or left as placeholders (a Git LFS pointer, a truncated download) builds a binary that
+//! refuses its models by name and reports the selfie not checked, rather than running them.
 
 use ring::digest::{digest, SHA256};
-use std::path::{Path, PathBuf};
 
 /// One model file and what it must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelFile {
     pub name: &'static str,
-    pub bytes: u64,
+    pub size: usize,
     /// Lower-case hexadecimal.
     pub sha256: &'static str,
+    contents: &'static [u8],
 }
 
 /// YuNet 2023mar, block-quantised: a face detector with five landmarks (MIT).
 pub const DETECTOR: ModelFile = ModelFile {
     name: "face_detection_yunet_2023mar_int8bq.onnx",
-    bytes: 122_489,
+    size: 122_489,
     sha256: "49f000ec501fef24739071fc7e68267d32209045b6822c0c72dce1da25726f10",
+    contents: include_bytes!("../../../../models/face_detection_yunet_2023mar_int8bq.onnx"),
 };
 
 /// SFace 2021dec, block-quantised: a 128-dimension face embedding (Apache-2.0).
 pub const EMBEDDER: ModelFile = ModelFile {
     name: "face_recognition_sface_2021dec_int8bq.onnx",
-    bytes: 10_667_852,
+    size: 10_667_852,
     sha256: "fb143eea07838aa532d1c95df5f69899974ea0140e1fba05e94204be13ed74ee",
+    contents: include_bytes!("../../../../models/face_recognition_sface_2021dec_int8bq.onnx"),
 };
 
-/// Why a model file was refused.
+/// Why a model was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("the face model {path} cannot be read: {source}")]
-    Unreadable {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("the face model {path} is {found} bytes, not {expected}: not the file Sceau ships")]
-    WrongSize { path: PathBuf, found: u64, expected: u64 },
-    #[error("the face model {path} has SHA-256 {found}, not {expected}: not the file Sceau ships")]
+    #[error("the face model {name} is {found} bytes, not {expected}: not the file Sceau ships")]
+    WrongSize { name: &'static str, found: usize, expected: usize },
+    #[error("the face model {name} has SHA-256 {found}, not {expected}: not the file Sceau ships")]
     WrongDigest {
-        path: PathBuf,
+        name: &'static str,
         found: String,
         expected: &'static str,
     },
 }
 
-/// The bytes of `model` in `dir`, once their size and digest are the ones shipped. The size is
-/// checked from the metadata first, so a wrong file is never read whole.
-pub fn load(dir: &Path, model: ModelFile) -> Result<Vec<u8>, ModelError> {
-    let path = dir.join(model.name);
-    let unreadable = |source| ModelError::Unreadable {
-        path: path.clone(),
-        source,
-    };
-    let found = std::fs::metadata(&path).map_err(unreadable)?.len();
-    if found != model.bytes {
+impl ModelFile {
+    /// The model's bytes, once their size and digest are the ones shipped.
+    pub fn verified(self) -> Result<&'static [u8], ModelError> {
+        check(self, self.contents)
+    }
+}
+
+fn check(model: ModelFile, bytes: &[u8]) -> Result<&[u8], ModelError> {
+    if bytes.len() != model.size {
         return Err(ModelError::WrongSize {
-            path,
-            found,
-            expected: model.bytes,
+            name: model.name,
+            found: bytes.len(),
+            expected: model.size,
         });
     }
-    let bytes = std::fs::read(&path).map_err(unreadable)?;
-    let found = hex(digest(&SHA256, &bytes).as_ref());
+    let found = hex(digest(&SHA256, bytes).as_ref());
     if found != model.sha256 {
         return Err(ModelError::WrongDigest {
-            path,
+            name: model.name,
             found,
             expected: model.sha256,
         });
@@ -83,32 +79,24 @@ fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn shipped() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
-    }
-
     #[test]
     fn the_shipped_models_are_the_ones_named() {
         for model in [DETECTOR, EMBEDDER] {
-            let bytes = load(&shipped(), model).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(bytes.len() as u64, model.bytes);
+            let bytes = model.verified().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(bytes.len(), model.size);
         }
     }
 
     #[test]
-    fn a_model_changed_on_disk_is_refused_by_name() {
-        let dir = std::env::temp_dir().join(format!("sceau-models-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut bytes = std::fs::read(shipped().join(DETECTOR.name)).unwrap();
+    fn a_model_changed_or_cut_is_refused_by_name() {
+        let mut bytes = DETECTOR.contents.to_vec();
         bytes[1000] ^= 1;
-        std::fs::write(dir.join(DETECTOR.name), &bytes).unwrap();
-        let refused = load(&dir, DETECTOR);
-        assert!(matches!(refused, Err(ModelError::WrongDigest { .. })), "{refused:?}");
-        bytes.truncate(1000);
-        std::fs::write(dir.join(DETECTOR.name), &bytes).unwrap();
-        let refused = load(&dir, DETECTOR);
-        assert!(matches!(refused, Err(ModelError::WrongSize { found: 1000, .. })), "{refused:?}");
-        assert!(matches!(load(&dir, EMBEDDER), Err(ModelError::Unreadable { .. })));
-        let _ = std::fs::remove_dir_all(&dir);
+        let refused = check(DETECTOR, &bytes);
+        assert!(
+            matches!(refused, Err(ModelError::WrongDigest { name, .. }) if name == DETECTOR.name),
+            "{refused:?}"
+        );
+        let pointer = b"version https://git-lfs.github.com/spec/v1\n";
+        assert!(matches!(check(EMBEDDER, pointer), Err(ModelError::WrongSize { found: 43, .. })));
     }
 }

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use super::{analyse, codes, engine, input};
 use crate::analysis::engine::EngineError;
 
-fn png() -> Vec<u8> {
+pub fn png() -> Vec<u8> {
     let image = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(1200, 760, |x, y| {
         image::Rgb([200 + ((x * 7 + y * 13) % 40) as u8, 210, 205])
     }));

@@ -4,6 +4,7 @@
 
 mod corpus;
 mod doc_types;
+mod faces;
 mod files;
 mod rotation;
 mod samples;
@@ -41,8 +42,13 @@ fn demo_register_file() -> PathBuf {
 }
 
 /// The engine as the acceptance tests configure it: the test authority accepted, the demo issuers
-/// registered, the date pinned.
+/// registered, the date pinned; face match off, as the shared specimens carry no face (see
+/// `faces` for the engine with it).
 pub fn engine() -> BuiltinEngine {
+    engine_with(false)
+}
+
+pub fn engine_with(face_match: bool) -> BuiltinEngine {
     BuiltinEngine::build(EngineOptions {
         trust: TrustOptions {
             accept_test_ca: true,
@@ -58,6 +64,7 @@ pub fn engine() -> BuiltinEngine {
         external: None,
         timeout: Duration::from_secs(120),
         reference_date: Some(reference_date()),
+        face_match,
     })
     .expect("the engine builds")
 }
@@ -68,6 +75,7 @@ pub fn input(category: DocumentCategory, front: Vec<u8>) -> AnalysisInput {
         front,
         back: None,
         selfie: None,
+        biometric_consent: true,
     }
 }
 

@@ -1,0 +1,181 @@
+//! What the face comparison of a selfie with its document concluded, as it is recorded: an
+//! outcome, the similarity when there was one, and why it was not compared when it was not. No
+//! biometric data: the score and the outcome are all that leaves the analysis.
+
+use serde::{Deserialize, Serialize};
+
+use crate::vocabulary::DocumentType;
+
+/// Why a selfie was not compared with its document's portrait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotCheckedReason {
+    /// The customer did not consent to the biometric comparison.
+    NoConsent,
+    /// The installation's face models could not be loaded.
+    ModelsUnavailable,
+    /// The operator turned the comparison off (`SCEAU_FACE_MATCH=false`).
+    TurnedOff,
+    NoFaceOnSelfie,
+    NoFaceOnDocument,
+    /// A face was found but is too small, blurred, unsure or turned away to be compared.
+    SelfieTooPoor,
+    PortraitTooPoor,
+}
+
+impl NotCheckedReason {
+    pub const ALL: [NotCheckedReason; 7] = [
+        Self::NoConsent,
+        Self::ModelsUnavailable,
+        Self::TurnedOff,
+        Self::NoFaceOnSelfie,
+        Self::NoFaceOnDocument,
+        Self::SelfieTooPoor,
+        Self::PortraitTooPoor,
+    ];
+
+    /// The reason as the anomaly's detail says it, in English.
+    pub fn detail(self) -> &'static str {
+        match self {
+            Self::NoConsent => "the customer did not consent to the biometric comparison",
+            Self::ModelsUnavailable => "the face models are unavailable on this installation",
+            Self::TurnedOff => "face comparison is turned off on this installation",
+            Self::NoFaceOnSelfie => "no face was found on the selfie",
+            Self::NoFaceOnDocument => "no face was found on the document",
+            Self::SelfieTooPoor => "the face on the selfie is too small, blurred or turned away to be compared",
+            Self::PortraitTooPoor => "the photo on the document is too small, blurred or turned away to be compared",
+        }
+    }
+
+    /// The same in French.
+    pub fn detail_fr(self) -> &'static str {
+        match self {
+            Self::NoConsent => "la personne n’a pas consenti à la comparaison biométrique",
+            Self::ModelsUnavailable => "les modèles de visage sont indisponibles sur cette installation",
+            Self::TurnedOff => "la comparaison des visages est désactivée sur cette installation",
+            Self::NoFaceOnSelfie => "aucun visage n’a été trouvé sur le selfie",
+            Self::NoFaceOnDocument => "aucun visage n’a été trouvé sur le document",
+            Self::SelfieTooPoor => "le visage du selfie est trop petit, flou ou de biais pour être comparé",
+            Self::PortraitTooPoor => "la photo du document est trop petite, floue ou de biais pour être comparée",
+        }
+    }
+
+    /// Whether a person must look: the selfie is kept for the reviewer, who can compare it. Not
+    /// when the operator chose to compare nothing.
+    pub fn needs_review(self) -> bool {
+        !matches!(self, Self::TurnedOff)
+    }
+}
+
+/// The outcome of the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum FaceMatch {
+    Match { similarity: f32 },
+    Uncertain { similarity: f32 },
+    Mismatch { similarity: f32 },
+    NotChecked { reason: NotCheckedReason },
+}
+
+impl FaceMatch {
+    pub fn similarity(&self) -> Option<f32> {
+        match *self {
+            Self::Match { similarity } | Self::Uncertain { similarity } | Self::Mismatch { similarity } => Some(similarity),
+            Self::NotChecked { .. } => None,
+        }
+    }
+
+    /// Whether the result must go to a human whatever the document's verdict.
+    pub fn needs_review(&self) -> bool {
+        match self {
+            Self::NotChecked { reason } => reason.needs_review(),
+            Self::Uncertain { .. } => true,
+            Self::Match { .. } | Self::Mismatch { .. } => false,
+        }
+    }
+
+    /// The outcome in French words, for the portal and the certificate.
+    pub fn label_fr(&self) -> &'static str {
+        match self {
+            Self::Match { .. } => "Même personne",
+            Self::Uncertain { .. } => "Ressemblance insuffisante : à vérifier",
+            Self::Mismatch { .. } => "Personnes différentes",
+            Self::NotChecked { .. } => "Non comparé",
+        }
+    }
+
+    /// The same in English.
+    pub fn label_en(&self) -> &'static str {
+        match self {
+            Self::Match { .. } => "Same person",
+            Self::Uncertain { .. } => "Not alike enough: to be checked",
+            Self::Mismatch { .. } => "Different people",
+            Self::NotChecked { .. } => "Not compared",
+        }
+    }
+}
+
+/// The detail of a similarity, as the anomalies of the comparison carry it.
+pub fn similarity_detail(similarity: f32) -> String {
+    format!("similarity {similarity:.2}")
+}
+
+/// The French of a detail the comparison wrote in English, when it is one.
+pub fn detail_fr(detail: &str) -> Option<String> {
+    if let Some(reason) = NotCheckedReason::ALL.into_iter().find(|r| r.detail() == detail) {
+        return Some(reason.detail_fr().to_owned());
+    }
+    let value = detail.strip_prefix("similarity ")?;
+    value.parse::<f32>().ok()?;
+    Some(format!("similarité {}", value.replace('.', ",")))
+}
+
+/// The types of identity document that carry their holder's portrait on the front.
+pub fn carries_portrait(document_type: DocumentType) -> bool {
+    matches!(
+        document_type,
+        DocumentType::CarteIdentite | DocumentType::Passeport | DocumentType::TitreSejour | DocumentType::PermisConduire
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_outcome_is_stored_with_its_tag_and_reason() {
+        let stored = serde_json::to_string(&FaceMatch::NotChecked {
+            reason: NotCheckedReason::NoConsent,
+        })
+        .unwrap();
+        assert_eq!(stored, r#"{"outcome":"not_checked","reason":"no_consent"}"#);
+        let read: FaceMatch = serde_json::from_str(r#"{"outcome":"uncertain","similarity":0.33}"#).unwrap();
+        assert_eq!(read.similarity(), Some(0.33));
+        assert!(read.needs_review());
+    }
+
+    #[test]
+    fn a_human_looks_unless_the_operator_compares_nothing() {
+        for reason in NotCheckedReason::ALL {
+            let outcome = FaceMatch::NotChecked { reason };
+            assert_eq!(outcome.needs_review(), reason != NotCheckedReason::TurnedOff);
+            assert!(!reason.detail().is_empty() && !reason.detail_fr().is_empty());
+        }
+        assert!(!FaceMatch::Match { similarity: 0.8 }.needs_review());
+    }
+
+    #[test]
+    fn details_read_in_french() {
+        assert_eq!(detail_fr(&similarity_detail(0.214)).as_deref(), Some("similarité 0,21"));
+        assert_eq!(
+            detail_fr(NotCheckedReason::NoFaceOnSelfie.detail()).as_deref(),
+            Some("aucun visage n’a été trouvé sur le selfie")
+        );
+        assert_eq!(detail_fr("similarity of a kind"), None);
+        let anomaly = crate::catalogue::Anomaly::with_detail(crate::catalogue::AnomalyCode::SelfieMismatch, &similarity_detail(0.1));
+        assert_eq!(
+            anomaly.message_fr(),
+            "Le selfie ne correspond pas à la photo de la pièce d’identité (similarité 0,10)."
+        );
+    }
+}

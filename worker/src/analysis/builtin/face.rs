@@ -1,0 +1,150 @@
+//! The faces of an identity document: its portrait looked for on the front (every identity
+//! document, journeys and batch deposits alike), and the journey's selfie compared with it when
+//! the customer consented. The pixel work runs with the rest of the reading, in the analysis
+//! child; only the outcome and the similarity come out of it.
+
+use common::analysis::Check;
+use common::document::{decode_image_checked, sniff};
+use common::domain::{Anomaly, AnomalyCode};
+use domain::face_match::{carries_portrait, similarity_detail, FaceMatch, NotCheckedReason};
+use image::{DynamicImage, RgbImage};
+
+use super::file::OpenedFile;
+use super::findings::Findings;
+use crate::analysis::face::{self, FaceModels, NotChecked, Outcome};
+
+/// Images are looked at no larger than this (longest side, in pixels): a phone's 12 MP photo
+/// shrunk to it keeps a card's portrait well above the quality gates, at a fraction of the cost.
+const WORKING_SIDE: u32 = 1600;
+
+/// What the faces of one document showed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FaceReading {
+    /// Whether a face was found on the front; `None` when not looked for.
+    portrait_found: Option<bool>,
+    /// The comparison with the selfie, when one came with the document.
+    outcome: Option<FaceMatch>,
+    selfie_faces: usize,
+}
+
+/// Looks at the front and, when there is one, the selfie.
+pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consent: bool) -> FaceReading {
+    let not_checked = |reason| FaceReading {
+        outcome: selfie.map(|_| FaceMatch::NotChecked { reason }),
+        ..FaceReading::default()
+    };
+    if !enabled {
+        return not_checked(NotCheckedReason::TurnedOff);
+    }
+    let models = match FaceModels::shared() {
+        Ok(models) => models,
+        Err(_) => return not_checked(NotCheckedReason::ModelsUnavailable),
+    };
+    let Some(front_image) = front.image.as_ref() else {
+        // A PDF identity document: its portrait is not looked for.
+        return not_checked(NotCheckedReason::NoFaceOnDocument);
+    };
+    let document = match face::examine(models, &working(front_image)) {
+        Ok(examined) => examined,
+        Err(error) => {
+            tracing::warn!(%error, "the face models failed on a document");
+            return not_checked(NotCheckedReason::ModelsUnavailable);
+        }
+    };
+    let mut reading = FaceReading {
+        portrait_found: Some(document.main.is_some()),
+        ..FaceReading::default()
+    };
+    let Some(selfie) = selfie else {
+        return reading;
+    };
+    if !consent {
+        reading.outcome = Some(FaceMatch::NotChecked {
+            reason: NotCheckedReason::NoConsent,
+        });
+        return reading;
+    }
+    let Some(selfie_image) = decoded(selfie) else {
+        reading.outcome = Some(FaceMatch::NotChecked {
+            reason: NotCheckedReason::NoFaceOnSelfie,
+        });
+        return reading;
+    };
+    match face::examine(models, &working(&selfie_image)) {
+        Ok(on_selfie) => {
+            let comparison = face::compare(&document, &on_selfie);
+            reading.outcome = Some(recorded(comparison.outcome));
+            reading.selfie_faces = comparison.selfie_faces;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the face models failed on a selfie");
+            reading.outcome = Some(FaceMatch::NotChecked {
+                reason: NotCheckedReason::ModelsUnavailable,
+            });
+        }
+    }
+    reading
+}
+
+/// Adds what the faces showed to the document's findings, once its type is known.
+pub fn weigh(findings: &mut Findings, reading: FaceReading) {
+    if reading.portrait_found == Some(false) && carries_portrait(findings.document_type) {
+        findings.add_code(AnomalyCode::PortraitMissing);
+    }
+    let Some(outcome) = reading.outcome else {
+        return;
+    };
+    match outcome {
+        FaceMatch::Match { .. } => findings.checked(Check::FaceMatch, true),
+        FaceMatch::Uncertain { similarity } => {
+            findings.checked(Check::FaceMatch, false);
+            findings.add([Anomaly::with_detail(AnomalyCode::SelfieUncertain, &similarity_detail(similarity))]);
+        }
+        FaceMatch::Mismatch { similarity } => {
+            findings.checked(Check::FaceMatch, false);
+            findings.add_distinct([Anomaly::with_detail(AnomalyCode::SelfieMismatch, &similarity_detail(similarity))]);
+        }
+        FaceMatch::NotChecked { reason } => {
+            findings.add_distinct([Anomaly::with_detail(AnomalyCode::SelfieNotChecked, reason.detail())]);
+        }
+    }
+    if outcome.similarity().is_some() {
+        findings.add_code(AnomalyCode::LivenessNotChecked);
+    }
+    if reading.selfie_faces > 1 {
+        findings.add_code(AnomalyCode::SelfieMultipleFaces);
+    }
+    findings.face_match = Some(outcome);
+}
+
+fn recorded(outcome: Outcome) -> FaceMatch {
+    match outcome {
+        Outcome::Match { similarity } => FaceMatch::Match { similarity },
+        Outcome::Uncertain { similarity } => FaceMatch::Uncertain { similarity },
+        Outcome::Mismatch { similarity } => FaceMatch::Mismatch { similarity },
+        Outcome::NotChecked(why) => FaceMatch::NotChecked {
+            reason: match why {
+                NotChecked::NoConsent => NotCheckedReason::NoConsent,
+                NotChecked::ModelsUnavailable => NotCheckedReason::ModelsUnavailable,
+                NotChecked::NoFaceOnSelfie => NotCheckedReason::NoFaceOnSelfie,
+                NotChecked::NoFaceOnDocument => NotCheckedReason::NoFaceOnDocument,
+                NotChecked::SelfieTooPoor(_) => NotCheckedReason::SelfieTooPoor,
+                NotChecked::PortraitTooPoor(_) => NotCheckedReason::PortraitTooPoor,
+            },
+        },
+    }
+}
+
+/// The selfie's pixels, EXIF orientation applied, within the decoding limits of every file.
+fn decoded(bytes: &[u8]) -> Option<DynamicImage> {
+    let kind = sniff(bytes).filter(|kind| kind.is_image())?;
+    decode_image_checked(kind, bytes).ok()
+}
+
+fn working(image: &DynamicImage) -> RgbImage {
+    if image.width().max(image.height()) <= WORKING_SIDE {
+        image.to_rgb8()
+    } else {
+        image.thumbnail(WORKING_SIDE, WORKING_SIDE).to_rgb8()
+    }
+}

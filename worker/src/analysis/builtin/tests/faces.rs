@@ -1,0 +1,84 @@
+//! The engine with face match on: the portrait looked for on every identity document, the
+//! selfie compared with it when the customer consented, and what the report says of each.
+
+use common::analysis::Check;
+use common::domain::{DocumentCategory, Verdict};
+use domain::face_match::{FaceMatch, NotCheckedReason};
+
+use super::{analyse, codes, engine_with, input, shared_data};
+
+fn face(path: &str) -> Vec<u8> {
+    let path = format!("{}/../tests/faces/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[tokio::test]
+async fn a_card_with_a_valid_zone_and_no_face_is_suspect_for_its_missing_portrait() {
+    let silhouette = std::fs::read(shared_data().join("samples/identite/sample-cni-td1-valide.png")).expect("sample");
+    let report = analyse(&engine_with(true), input(DocumentCategory::Identite, silhouette))
+        .await
+        .expect("report");
+    assert_eq!(codes(&report), vec!["portrait_missing"]);
+    assert_eq!(report.verdict, Verdict::Suspect);
+    assert_eq!(report.face_match, None, "no selfie came");
+}
+
+#[tokio::test]
+async fn a_selfie_is_compared_only_with_consent_and_the_outcome_is_recorded() {
+    let engine = engine_with(true);
+    let mut journey = input(DocumentCategory::Identite, face("cards/obama-obama-pitch20.jpg"));
+    journey.selfie = Some(face("selfies/obama3.jpg"));
+    let report = analyse(&engine, journey.clone()).await.expect("report");
+    let Some(FaceMatch::Match { similarity }) = report.face_match else {
+        panic!("{:?}", report.face_match);
+    };
+    assert!(similarity > 0.5, "{similarity}");
+    assert!(report.checks.iter().any(|c| c.check == Check::FaceMatch && c.passed));
+    assert!(codes(&report).contains(&"liveness_not_checked"), "{:?}", codes(&report));
+    assert!(!codes(&report).contains(&"portrait_missing"));
+
+    journey.biometric_consent = false;
+    let report = analyse(&engine, journey).await.expect("report");
+    assert_eq!(
+        report.face_match,
+        Some(FaceMatch::NotChecked {
+            reason: NotCheckedReason::NoConsent
+        })
+    );
+    assert!(!report.checks.iter().any(|c| c.check == Check::FaceMatch));
+    let not_checked = report
+        .anomalies
+        .iter()
+        .find(|a| a.code.as_str() == "selfie_not_checked")
+        .expect("not checked");
+    assert!(not_checked.message.contains("did not consent"), "{}", not_checked.message);
+    assert!(
+        not_checked.message_fr().contains("n’a pas consenti"),
+        "{}",
+        not_checked.message_fr()
+    );
+}
+
+#[tokio::test]
+async fn a_selfie_of_someone_else_is_rejected_and_an_empty_one_is_not_checked() {
+    let engine = engine_with(true);
+    let mut journey = input(DocumentCategory::Identite, face("cards/collins-collins-yaw-20.jpg"));
+    journey.selfie = Some(face("selfies/obama.jpg"));
+    let report = analyse(&engine, journey.clone()).await.expect("report");
+    assert!(
+        matches!(report.face_match, Some(FaceMatch::Mismatch { .. })),
+        "{:?}",
+        report.face_match
+    );
+    assert_eq!(report.verdict, Verdict::NonConforme);
+    assert!(report.checks.iter().any(|c| c.check == Check::FaceMatch && !c.passed));
+
+    journey.selfie = Some(super::files::png());
+    let report = analyse(&engine, journey).await.expect("report");
+    assert_eq!(
+        report.face_match,
+        Some(FaceMatch::NotChecked {
+            reason: NotCheckedReason::NoFaceOnSelfie
+        })
+    );
+}
