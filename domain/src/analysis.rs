@@ -1,7 +1,7 @@
 //! What the analysis engine reports about one document: the findings the recorder turns into a
 //! consultation. It travels from a worker to the recorder, so it is plain serde data.
 
-use crate::face_match::FaceMatch;
+use crate::face_match::FaceComparison;
 use crate::vocabulary::{Anomaly, DocumentCategory, DocumentType, Severity, TwoDDoc, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +27,7 @@ pub struct AnalysisReport {
     /// What the comparison of the selfie with the document's portrait concluded; `None` when no
     /// selfie came with the document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub face_match: Option<FaceMatch>,
+    pub face_match: Option<FaceComparison>,
 }
 
 /// One check the engine performed on a document.

@@ -16,7 +16,7 @@ pub fn decide(report: &AnalysisReport, rules: &WorkflowRules) -> (Decision, Opti
         decision = Decision::Refuse;
     }
     // A selfie the engine could not compare is compared by a person.
-    let selfie_unsettled = report.face_match.is_some_and(|outcome| outcome.needs_review());
+    let selfie_unsettled = report.face_match.is_some_and(|face| face.outcome.needs_review());
     if decision == Decision::Conforme && (rules.systematic_review || selfie_unsettled) {
         decision = Decision::AVerifier;
     }

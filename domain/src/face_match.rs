@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocabulary::DocumentType;
 
+/// At or above this cosine similarity the two faces are the same person (OpenCV's reference
+/// threshold for SFace).
+pub const MATCH_THRESHOLD: f32 = 0.363;
+/// Below this one they are confidently different people; between the two a person decides.
+pub const MISMATCH_THRESHOLD: f32 = 0.30;
+
 /// Why a selfie was not compared with its document's portrait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -130,6 +136,44 @@ pub fn detail_fr(detail: &str) -> Option<String> {
     Some(format!("similarité {}", value.replace('.', ",")))
 }
 
+/// Where a face was found on a stored image, for the portal to crop it on view: a box in the
+/// pixels of the image as shown (EXIF orientation applied), counted in the image turned by
+/// `turns` quarter turns clockwise (a card photographed sideways). A location, nothing biometric.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FaceBox {
+    pub left: f32,
+    pub top: f32,
+    pub width: f32,
+    pub height: f32,
+    pub turns: u8,
+    /// The image's size as shown, before any turn.
+    pub image_width: u32,
+    pub image_height: u32,
+}
+
+/// The comparison as recorded: its outcome, and where each face was found.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FaceComparison {
+    #[serde(flatten)]
+    pub outcome: FaceMatch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_face: Option<FaceBox>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selfie_face: Option<FaceBox>,
+}
+
+impl From<FaceMatch> for FaceComparison {
+    fn from(outcome: FaceMatch) -> Self {
+        Self {
+            outcome,
+            document_face: None,
+            selfie_face: None,
+        }
+    }
+}
+
 /// The types of identity document that carry their holder's portrait on the front.
 pub fn carries_portrait(document_type: DocumentType) -> bool {
     matches!(
@@ -162,6 +206,35 @@ mod tests {
             assert!(!reason.detail().is_empty() && !reason.detail_fr().is_empty());
         }
         assert!(!FaceMatch::Match { similarity: 0.8 }.needs_review());
+    }
+
+    #[test]
+    fn a_comparison_keeps_its_outcome_flat_beside_the_boxes() {
+        let comparison = FaceComparison {
+            outcome: FaceMatch::Match { similarity: 0.5 },
+            document_face: None,
+            selfie_face: Some(FaceBox {
+                left: 1.0,
+                top: 2.0,
+                width: 3.0,
+                height: 4.0,
+                turns: 0,
+                image_width: 10,
+                image_height: 20,
+            }),
+        };
+        let stored = serde_json::to_value(comparison).unwrap();
+        assert_eq!(stored["outcome"], "match");
+        assert_eq!(stored["selfieFace"]["imageWidth"], 10);
+        assert_eq!(serde_json::from_value::<FaceComparison>(stored).unwrap(), comparison);
+        let older: FaceComparison = serde_json::from_str(r#"{"outcome":"not_checked","reason":"no_consent"}"#).unwrap();
+        assert_eq!(
+            older,
+            FaceMatch::NotChecked {
+                reason: NotCheckedReason::NoConsent
+            }
+            .into()
+        );
     }
 
     #[test]

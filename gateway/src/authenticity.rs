@@ -159,7 +159,8 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link):
                 return Err(RepoError::NotFound);
             }
             let checks = common::store::consultations::checks(c, &company, &id)?;
-            Ok::<_, RepoError>(Facts::of(&consultation, &checks))
+            let face = common::store::consultations::face_match(c, &company, &id)?.map(|f| f.outcome);
+            Ok::<_, RepoError>(Facts::of(&consultation, &checks, face))
         })
         .await;
     let facts = match found {

@@ -388,3 +388,54 @@ async fn the_results_list_filters_like_the_api_and_pages_with_its_cursor() {
     let page = dev.get("/portal/consultations").await;
     assert_eq!((page.status, page.body.contains("<img")), (200, false));
 }
+
+#[tokio::test]
+async fn a_result_shows_the_face_comparison_its_score_and_the_two_faces_side_by_side() {
+    let svc = Service::start(&[("SCEAU_FACE_MATCH", "true")]).await;
+    let co = svc.company();
+    let wf = journey::workflow(&svc, &co, "identite", None);
+    let faces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faces");
+    let (card, selfie) = (
+        std::fs::read(faces.join("cards/obama-obama-yaw20.jpg")).expect("card"),
+        std::fs::read(faces.join("selfies/obama2.jpg")).expect("selfie"),
+    );
+    let files: [(&str, &[u8], &str); 2] = [("front", &card, "image/jpeg"), ("selfie", &selfie, "image/jpeg")];
+    let (_, csl) = journey::complete_answering(&svc, &co, &wf, "Martin-2", &files, true).await;
+    Member::joined(&svc, &co.id, "reviewer@example.fr", "reviewer").await;
+
+    let b = Browser::start_with("portal_face_match", svc.mode, "fr-FR", Screen::Phone).await;
+    b.client.goto(&svc.url("/portal/login")).await.expect("open the sign-in page");
+    b.fill("input[name=email]", "reviewer@example.fr").await;
+    b.fill("input[name=password]", PASSWORD).await;
+    b.click_css("main button[type=submit]").await;
+    b.client
+        .goto(&svc.url(&format!("/portal/consultations/{csl}")))
+        .await
+        .expect("open the result");
+    assert_eq!(b.testid_text("face-match-outcome").await, "Même personne");
+    let score = b.testid_text("face-match-score").await;
+    assert!(
+        score.starts_with("0,") && score.contains("0,363") && score.contains("sous 0,3)"),
+        "{score}"
+    );
+    // Both crops load their image through the audited route.
+    for side in ["recto", "selfie"] {
+        let css = format!("svg[data-testid='face-match-{side}'] image");
+        assert_eq!(b.count(&css).await, 1, "{side}");
+        let href = b.css(&css).await.attr("href").await.unwrap().unwrap_or_default();
+        assert_eq!(href, format!("/portal/consultations/{csl}/images/{side}"));
+    }
+    b.client
+        .execute("document.querySelector('[data-testid=face-match]').scrollIntoView()", vec![])
+        .await
+        .expect("scroll to the comparison");
+    b.screenshot("face-comparison").await;
+    let rows = audit(&svc, &co);
+    for side in ["recto", "selfie"] {
+        assert!(
+            has_row(&rows, "image.view", &format!("{csl}/{side}"), "reviewer@example.fr"),
+            "{side}: {rows:?}"
+        );
+    }
+    b.close().await;
+}

@@ -242,7 +242,11 @@ pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Re
 }
 
 /// What the face comparison of a consultation of `company` concluded; `None` without a selfie.
-pub fn face_match(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Option<domain::face_match::FaceMatch>, RepoError> {
+pub fn face_match(
+    conn: &Connection,
+    company: &CompanyId,
+    id: &ConsultationId,
+) -> Result<Option<domain::face_match::FaceComparison>, RepoError> {
     let text: Option<Option<String>> = conn
         .query_row(
             "SELECT face_match FROM consultations WHERE id = ?1 AND company_id = ?2",

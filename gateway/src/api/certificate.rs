@@ -66,20 +66,21 @@ pub enum Failed {
 /// the one PDF the API and the portal hand out.
 pub async fn pdf(state: &AppState, company: &CompanyId, id: &ConsultationId) -> Result<Vec<u8>, Failed> {
     let (scope, lookup) = (company.clone(), id.clone());
-    let (consultation, checks, mode) = state
+    let (consultation, checks, face, mode) = state
         .store
         .read(move |c| {
             let consultation = common::store::consultations::get(c, &scope, &lookup)?;
             let checks = common::store::consultations::checks(c, &scope, &lookup)?;
+            let face = common::store::consultations::face_match(c, &scope, &lookup)?.map(|f| f.outcome);
             let mode = common::store::companies::get(c, &scope)?.mode;
-            Ok::<_, RepoError>((consultation, checks, mode))
+            Ok::<_, RepoError>((consultation, checks, face, mode))
         })
         .await
         .map_err(Failed::Repo)?;
     // A test result's certificate vouches for nothing: it carries no authenticity link.
     let url = (mode == Mode::Live).then(|| crate::authenticity::url(&state.public_base, &state.keys, id));
     let started = std::time::Instant::now();
-    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, url.as_deref()))
+    let pdf = tokio::task::spawn_blocking(move || crate::certificate::render(&consultation, &checks, face, url.as_deref()))
         .await
         .map_err(|e| Failed::Render(format!("certificate task: {e}")))?
         .map_err(|e| Failed::Render(e.to_string()))?;

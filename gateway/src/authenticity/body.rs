@@ -143,6 +143,7 @@ mod tests {
                 check: Check::MrzCheckDigits,
                 passed: false,
             }],
+            face_match: None,
             two_d_doc: None,
             anomalies: vec![crate::certificate::facts::AnomalyFact {
                 severity: Severity::Warning,

@@ -10,6 +10,7 @@ use common::domain::{
     AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict,
 };
 use common::model::Consultation;
+use domain::face_match::FaceMatch;
 use serde::Serialize;
 use std::fmt;
 
@@ -22,7 +23,7 @@ const FINGERPRINT_BYTES: usize = 12;
 
 /// What the certificate says of a consultation, personal data left out (no reference, no name,
 /// no date of birth, no document number: the consultation holds none of them but its reference).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
     pub consultation: String,
@@ -37,6 +38,10 @@ pub struct Facts {
     pub decision: Option<Decision>,
     pub review_status: Option<ReviewStatus>,
     pub checks: Vec<CheckOutcome>,
+    /// The face comparison of a journey's selfie: its outcome and similarity (absent, and so out
+    /// of the fingerprint, for a document without a selfie).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub face_match: Option<FaceMatch>,
     pub two_d_doc: Option<SealFacts>,
     pub anomalies: Vec<AnomalyFact>,
 }
@@ -93,8 +98,8 @@ impl SealFacts {
 }
 
 impl Facts {
-    /// The facts of `c` and the checks the engine performed on it.
-    pub fn of(c: &Consultation, checks: &[CheckOutcome]) -> Self {
+    /// The facts of `c`, the checks the engine performed on it and its face comparison.
+    pub fn of(c: &Consultation, checks: &[CheckOutcome], face_match: Option<FaceMatch>) -> Self {
         Self {
             consultation: c.id.to_string(),
             analyzed_at: c.analyzed_at,
@@ -106,6 +111,7 @@ impl Facts {
             decision: c.decision,
             review_status: c.review_status,
             checks: checks.to_vec(),
+            face_match,
             two_d_doc: c.two_d_doc.as_ref().map(SealFacts::of),
             anomalies: c
                 .anomalies
@@ -165,6 +171,7 @@ mod tests {
                     passed: false,
                 },
             ],
+            face_match: None,
             two_d_doc: Some(SealFacts {
                 present: true,
                 signature_status: common::domain::SignatureStatus::Valid,

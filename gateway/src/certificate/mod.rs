@@ -7,8 +7,9 @@ mod layout;
 mod qr;
 
 use crate::i18n::{labels, Lang};
-use common::analysis::CheckOutcome;
+use common::analysis::{Check, CheckOutcome};
 use common::model::Consultation;
+use domain::face_match::FaceMatch;
 use facts::{Facts, SealFacts};
 use layout::{Font, Pages, MARGIN, PAGE_HEIGHT, PAGE_WIDTH};
 use lopdf::{dictionary, Object};
@@ -26,6 +27,15 @@ const WIDE: usize = 92;
 const NARROW: usize = 64;
 
 /// The PDF date of the analysis (`D:YYYYMMDDHHmmSSZ`), so readers show a date that never moves.
+/// The face comparison's outcome in words, with its similarity or the reason it was not made.
+fn face_result(face: &FaceMatch) -> String {
+    match (face, face.similarity()) {
+        (FaceMatch::NotChecked { reason }, _) => format!("{} ({})", face.label_fr(), reason.detail_fr()),
+        (_, Some(similarity)) => format!("{} (similarité {})", face.label_fr(), format!("{similarity:.2}").replace('.', ",")),
+        (_, None) => face.label_fr().to_owned(),
+    }
+}
+
 fn pdf_date(t: chrono::DateTime<chrono::Utc>) -> Object {
     Object::string_literal(t.format("D:%Y%m%d%H%M%SZ").to_string())
 }
@@ -57,8 +67,13 @@ fn two_d_doc(pages: &mut Pages, seal: &SealFacts) {
 /// The certificate of `c`, listing `checks` (the checks the engine performed, nothing else), with
 /// a QR code of `authenticity_url` and the fingerprint of its facts in every page's footer.
 /// Without a link, it is a test-mode result's: it says so first, and vouches for nothing.
-pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: Option<&str>) -> Result<Vec<u8>, CertificateError> {
-    let facts = Facts::of(c, checks);
+pub fn render(
+    c: &Consultation,
+    checks: &[CheckOutcome],
+    face_match: Option<FaceMatch>,
+    authenticity_url: Option<&str>,
+) -> Result<Vec<u8>, CertificateError> {
+    let facts = Facts::of(c, checks, face_match);
     let fingerprint = facts.fingerprint().map_err(|e| CertificateError(e.to_string()))?;
     let mut pages = Pages::new();
 
@@ -128,8 +143,11 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: Optio
     );
 
     pages.rule();
-    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({})", facts.checks.len()));
-    if facts.checks.is_empty() {
+    // A face comparison not made is listed too, with its reason: the reader must know it was not.
+    let face_not_made = matches!(facts.face_match, Some(FaceMatch::NotChecked { .. }));
+    let listed = facts.checks.len() + usize::from(face_not_made);
+    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({listed})"));
+    if listed == 0 {
         pages.line(
             Font::Regular,
             10.0,
@@ -138,8 +156,16 @@ pub fn render(c: &Consultation, checks: &[CheckOutcome], authenticity_url: Optio
         );
     }
     for outcome in &facts.checks {
-        let line = format!("•  {} — {}", labels::check(outcome.check, FR), labels::outcome(outcome.passed, FR));
+        let result = match (outcome.check, facts.face_match) {
+            (Check::FaceMatch, Some(face)) => face_result(&face),
+            _ => labels::outcome(outcome.passed, FR).to_owned(),
+        };
+        let line = format!("•  {} — {result}", labels::check(outcome.check, FR));
         pages.line(Font::Regular, 10.0, 0.0, &line);
+    }
+    if let (true, Some(face)) = (face_not_made, facts.face_match) {
+        let line = format!("•  {} — {}", labels::check(Check::FaceMatch, FR), face_result(&face));
+        pages.paragraph(Font::Regular, 10.0, 0.0, WIDE, &line);
     }
 
     if let Some(seal) = &facts.two_d_doc {
@@ -237,6 +263,33 @@ mod tests {
     const URL: &str = "https://sceau.example/authenticite/CSL-20260101-0123456789ab.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
     #[test]
+    fn the_face_comparison_is_listed_with_its_outcome_or_why_it_was_not_made() {
+        let compared = [CheckOutcome {
+            check: Check::FaceMatch,
+            passed: false,
+        }];
+        let mismatch = FaceMatch::Mismatch { similarity: 0.123 };
+        let pdf = render(&sample(2), &compared, Some(mismatch), Some(URL)).unwrap();
+        let text = lopdf::Document::load_mem(&pdf).unwrap().extract_text(&[1]).unwrap();
+        assert!(text.contains("Vérifications réalisées (1)"), "{text}");
+        assert!(text.contains("Personnes différentes (similarité 0,12)"), "{text}");
+        let refused = FaceMatch::NotChecked {
+            reason: domain::face_match::NotCheckedReason::NoConsent,
+        };
+        let pdf = render(&sample(2), &[], Some(refused), Some(URL)).unwrap();
+        let text = lopdf::Document::load_mem(&pdf).unwrap().extract_text(&[1]).unwrap();
+        assert!(
+            text.contains("Vérifications réalisées (1)") && text.contains("Non comparé"),
+            "{text}"
+        );
+        assert!(text.contains("consenti"), "{text}");
+        if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
+            let compared = render(&sample(2), &compared, Some(FaceMatch::Match { similarity: 0.734 }), Some(URL)).unwrap();
+            std::fs::write(format!("{path}.face.pdf"), compared).unwrap();
+        }
+    }
+
+    #[test]
     fn renders_the_same_bytes_and_breaks_pages() {
         let checks = [
             CheckOutcome {
@@ -249,20 +302,20 @@ mod tests {
             },
         ];
         let started = std::time::Instant::now();
-        let pdf = render(&sample(2), &checks, Some(URL)).unwrap();
+        let pdf = render(&sample(2), &checks, None, Some(URL)).unwrap();
         let elapsed = started.elapsed();
-        assert_eq!(pdf, render(&sample(2), &checks, Some(URL)).unwrap());
+        assert_eq!(pdf, render(&sample(2), &checks, None, Some(URL)).unwrap());
         let doc = lopdf::Document::load_mem(&pdf).unwrap();
         assert_eq!(doc.get_pages().len(), 1, "generated in {elapsed:?}");
-        let long = render(&sample(40), &checks, Some(URL)).unwrap();
+        let long = render(&sample(40), &checks, None, Some(URL)).unwrap();
         assert!(lopdf::Document::load_mem(&long).unwrap().get_pages().len() > 1);
-        let fingerprint = Facts::of(&sample(2), &checks).fingerprint().unwrap().to_string();
+        let fingerprint = Facts::of(&sample(2), &checks, None).fingerprint().unwrap().to_string();
         let text = doc.extract_text(&[1]).unwrap();
         assert!(
             text.contains(&format!("empreinte {fingerprint}")),
             "the footer prints the fingerprint {fingerprint}: {text}"
         );
-        let test = render(&sample(2), &checks, None).unwrap();
+        let test = render(&sample(2), &checks, None, None).unwrap();
         let test_text = lopdf::Document::load_mem(&test).unwrap().extract_text(&[1]).unwrap();
         assert!(test_text.contains("sans valeur") && !test_text.contains(URL), "{test_text}");
         // Samples to look at (live, and test mode's beside it): SCEAU_CERTIFICATE_SAMPLE=/tmp/sample.pdf cargo test -p gateway certificate

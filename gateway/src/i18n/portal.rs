@@ -279,6 +279,15 @@ words! {
     no_two_d_doc: "Aucun 2D-Doc.", "No 2D-Doc.";
     checks: "Contrôles effectués", "Checks performed";
     no_checks: "Aucun contrôle enregistré.", "No check recorded.";
+    face_title: "Comparaison des visages", "Face comparison";
+    face_outcome: "Résultat", "Outcome";
+    face_score: "Similarité", "Similarity";
+    face_thresholds: "même personne à partir de", "same person from";
+    face_thresholds_below: "personnes différentes sous", "different people below";
+    face_reason: "Motif", "Reason";
+    face_document: "Photo du document", "Photo on the document";
+    face_selfie: "Selfie", "Selfie";
+    face_liveness: "La présence réelle de la personne (photo imprimée ou écran présenté à la caméra) n’est pas vérifiée.", "That the selfie shows a live person (not a printed photo or a screen held to the camera) is not checked.";
     check: "Contrôle", "Check";
     outcome: "Résultat", "Outcome";
     images: "Images", "Images";
@@ -375,7 +384,7 @@ words! {
     wf_test_webhook_url: "URL du webhook de test", "Test webhook URL";
     wf_test_webhook_hint: "Les événements du mode test (clés de test) de ce parcours vont là, et jamais à l’URL ci-dessus, signés avec le secret de test. Vide : ils ne sont pas envoyés.", "This workflow’s test-mode events (test keys) go there, never to the URL above, signed with the test secret. Empty: they are not sent.";
     wf_test_secret: "Secret de signature de test", "Test signing secret";
-    wf_test_secret_text: "Les événements du mode test sont signés avec un secret à part : un destinataire qui vérifie avec le secret de production les refuse. Il n’est affiché qu’à sa création (première URL de test) et à son renouvellement ; l’ancien continue de signer pendant 24 h.", "Test-mode events are signed with a secret of their own: a receiver that verifies with the live secret refuses them. It is shown only when made (first test URL) and when renewed; the old one keeps signing for 24 h.";
+    wf_test_secret_text: "Les événements du mode test sont signés avec un secret à part : un destinataire qui vérifie avec le secret de production les refuse. Il n’est affiché qu’à sa création (avec la première clé de test de l’entreprise, ou la première URL de test s’il n’en existait pas) et à son renouvellement ; l’ancien continue de signer pendant 24 h.", "Test-mode events are signed with a secret of their own: a receiver that verifies with the live secret refuses them. It is shown only when made (with the company's first test key, or its first test URL when no test key came before) and when renewed; the old one keeps signing for 24 h.";
     wf_test_secret_rotate: "Renouveler le secret de test", "Renew the test secret";
     wf_test_secret_new: "Secret de test : copiez-le maintenant, il ne sera plus affiché.", "Test secret: copy it now, it will not be shown again.";
     wf_test_deliveries: "Derniers événements du mode test", "Last test-mode events";

@@ -25,6 +25,7 @@ mod signed;
 mod team;
 mod usage;
 // Results, a result with its images and review, the review queue (PORTAL.md pages 3 and 4).
+mod face_match;
 mod result;
 mod result_files;
 mod results;

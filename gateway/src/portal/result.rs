@@ -34,6 +34,7 @@ pub struct Flash {
 struct Shown {
     consultation: Consultation,
     checks: Vec<CheckOutcome>,
+    face_match: Option<domain::face_match::FaceComparison>,
     /// Empty for roles without `ViewImages`: never read for them.
     images: Vec<(ImageSide, ImageRef)>,
     settled: Option<Settled>,
@@ -72,6 +73,7 @@ async fn render(
             let consultation = consultations::get(c, &company, &lookup)?;
             Ok::<_, RepoError>(Shown {
                 checks: consultations::checks(c, &company, &lookup)?,
+                face_match: consultations::face_match(c, &company, &lookup)?,
                 images: if may_see_images {
                     consultations::images(c, &company, &lookup)?
                 } else {
@@ -101,6 +103,9 @@ async fn render(
             (review_form(signed, id, comment))
         }
         (anomalies(c, lang))
+        @if let Some(face) = &shown.face_match {
+            (super::face_match::section(id, face, may_see_images, lang))
+        }
         (two_d_doc(c.two_d_doc.as_ref(), lang))
         (checks(&shown.checks, lang))
         @if may_see_images {

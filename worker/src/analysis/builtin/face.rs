@@ -6,7 +6,7 @@
 use common::analysis::Check;
 use common::document::{decode_image_checked, sniff};
 use common::domain::{Anomaly, AnomalyCode};
-use domain::face_match::{carries_portrait, similarity_detail, FaceMatch, NotCheckedReason};
+use domain::face_match::{carries_portrait, similarity_detail, FaceBox, FaceComparison, FaceMatch, NotCheckedReason};
 use image::{DynamicImage, RgbImage};
 
 use super::file::OpenedFile;
@@ -23,14 +23,14 @@ pub struct FaceReading {
     /// Whether a face was found on the front; `None` when not looked for.
     portrait_found: Option<bool>,
     /// The comparison with the selfie, when one came with the document.
-    outcome: Option<FaceMatch>,
+    outcome: Option<FaceComparison>,
     selfie_faces: usize,
 }
 
 /// Looks at the front and, when there is one, the selfie.
 pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consent: bool) -> FaceReading {
     let not_checked = |reason| FaceReading {
-        outcome: selfie.map(|_| FaceMatch::NotChecked { reason }),
+        outcome: selfie.map(|_| FaceMatch::NotChecked { reason }.into()),
         ..FaceReading::default()
     };
     if !enabled {
@@ -44,7 +44,8 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
         // A PDF identity document: its portrait is not looked for.
         return not_checked(NotCheckedReason::NoFaceOnDocument);
     };
-    let document = match face::examine(models, &working(front_image)) {
+    let front_working = working(front_image);
+    let document = match face::examine(models, &front_working) {
         Ok(examined) => examined,
         Err(error) => {
             tracing::warn!(%error, "the face models failed on a document");
@@ -58,32 +59,48 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
     let Some(selfie) = selfie else {
         return reading;
     };
+    let not_compared = |reason| FaceMatch::NotChecked { reason }.into();
     if !consent {
-        reading.outcome = Some(FaceMatch::NotChecked {
-            reason: NotCheckedReason::NoConsent,
-        });
+        reading.outcome = Some(not_compared(NotCheckedReason::NoConsent));
         return reading;
     }
     let Some(selfie_image) = decoded(selfie) else {
-        reading.outcome = Some(FaceMatch::NotChecked {
-            reason: NotCheckedReason::NoFaceOnSelfie,
-        });
+        reading.outcome = Some(not_compared(NotCheckedReason::NoFaceOnSelfie));
         return reading;
     };
-    match face::examine(models, &working(&selfie_image)) {
+    let selfie_working = working(&selfie_image);
+    match face::examine(models, &selfie_working) {
         Ok(on_selfie) => {
             let comparison = face::compare(&document, &on_selfie);
-            reading.outcome = Some(recorded(comparison.outcome));
+            reading.outcome = Some(FaceComparison {
+                outcome: recorded(comparison.outcome),
+                document_face: located(&document, front_image, &front_working),
+                selfie_face: located(&on_selfie, &selfie_image, &selfie_working),
+            });
             reading.selfie_faces = comparison.selfie_faces;
         }
         Err(error) => {
             tracing::warn!(%error, "the face models failed on a selfie");
-            reading.outcome = Some(FaceMatch::NotChecked {
-                reason: NotCheckedReason::ModelsUnavailable,
-            });
+            reading.outcome = Some(not_compared(NotCheckedReason::ModelsUnavailable));
         }
     }
     reading
+}
+
+/// Where the main face of `examined` is on the image as stored and shown (`shown`), from where
+/// it was found on its working copy.
+fn located(examined: &face::Examined, shown: &DynamicImage, working: &RgbImage) -> Option<FaceBox> {
+    let face = examined.main?;
+    let scale = shown.width() as f32 / working.width().max(1) as f32;
+    Some(FaceBox {
+        left: face.bounds.x * scale,
+        top: face.bounds.y * scale,
+        width: face.bounds.width * scale,
+        height: face.bounds.height * scale,
+        turns: examined.turns,
+        image_width: shown.width(),
+        image_height: shown.height(),
+    })
 }
 
 /// Adds what the faces showed to the document's findings, once its type is known.
@@ -91,9 +108,10 @@ pub fn weigh(findings: &mut Findings, reading: FaceReading) {
     if reading.portrait_found == Some(false) && carries_portrait(findings.document_type) {
         findings.add_code(AnomalyCode::PortraitMissing);
     }
-    let Some(outcome) = reading.outcome else {
+    let Some(comparison) = reading.outcome else {
         return;
     };
+    let outcome = comparison.outcome;
     match outcome {
         FaceMatch::Match { .. } => findings.checked(Check::FaceMatch, true),
         FaceMatch::Uncertain { similarity } => {
@@ -114,7 +132,7 @@ pub fn weigh(findings: &mut Findings, reading: FaceReading) {
     if reading.selfie_faces > 1 {
         findings.add_code(AnomalyCode::SelfieMultipleFaces);
     }
-    findings.face_match = Some(outcome);
+    findings.face_match = Some(comparison);
 }
 
 fn recorded(outcome: Outcome) -> FaceMatch {

@@ -3,7 +3,7 @@
 
 use common::analysis::{Check, CheckOutcome};
 use common::domain::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
-use domain::face_match::FaceMatch;
+use domain::face_match::FaceComparison;
 
 /// What positively establishes a document; the verdict needs one to be favourable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -31,7 +31,7 @@ pub struct Findings {
     /// The checks performed, in the order they ran.
     pub checks: Vec<CheckOutcome>,
     /// The comparison of the selfie with the document's portrait, when a selfie came.
-    pub face_match: Option<FaceMatch>,
+    pub face_match: Option<FaceComparison>,
 }
 
 impl Findings {

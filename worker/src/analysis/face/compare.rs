@@ -10,10 +10,8 @@ use super::embed::{embed, Embedding};
 use super::quality::{self, Flaw};
 use super::{FaceError, FaceModels};
 
-/// At or above: the same person (OpenCV's reference threshold for SFace's cosine).
-pub const MATCH: f32 = 0.363;
-/// Below: confidently not the same person. Between the two the result goes to a human.
-pub const MISMATCH: f32 = 0.30;
+/// At or above: the same person; below `MISMATCH`: confidently not; between, a person decides.
+pub use domain::face_match::{MATCH_THRESHOLD as MATCH, MISMATCH_THRESHOLD as MISMATCH};
 /// A detector score at which a face found on the upright image is believed without trying the
 /// other quarter turns.
 const STRONG: f32 = 0.85;
@@ -25,8 +23,9 @@ const OTHER_FACE_SCORE: f32 = 0.8;
 pub struct Examined {
     /// Faces counted (the main one included); 0 when none was found.
     pub faces: usize,
-    /// The main face, when one was found.
+    /// The main face, when one was found, in the image turned by `turns` quarter turns clockwise.
     pub main: Option<Face>,
+    pub turns: u8,
     embedding: Option<Result<Embedding, Flaw>>,
 }
 
@@ -90,6 +89,7 @@ pub fn examine(models: &FaceModels, image: &RgbImage) -> Result<Examined, FaceEr
         return Ok(Examined {
             faces: 0,
             main: None,
+            turns: 0,
             embedding: None,
         });
     };
@@ -101,6 +101,7 @@ pub fn examine(models: &FaceModels, image: &RgbImage) -> Result<Examined, FaceEr
     Ok(Examined {
         faces,
         main: Some(face),
+        turns,
         embedding: Some(embedding),
     })
 }
