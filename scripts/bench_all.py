@@ -57,6 +57,12 @@ def realtime_rows(realtime):
                   rows["throughput_ratio"] >= 0.9)
 
 
+def face_rows(faces):
+    ratio = faces["ratio_p50"]
+    yield row("journey latency", "embedded, p50 with face match on vs off (ms)",
+              faces["on"]["p50_ms"], faces["off"]["p50_ms"], ratio, "<= 1.5", ratio <= 1.5)
+
+
 def scale_rows(scale):
     embedded = {r["kind"]: r["documents_per_s"] for r in scale["throughput"] if r["shape"] == "embedded"}
     for r in scale["throughput"]:
@@ -113,7 +119,7 @@ def main(bench, as_json):
         "webhooks_distributed": webhook_rows,
         "list": list_rows,
         "purge": purge_rows,
-        "realtime": lambda r: realtime_rows(r["realtime"]),
+        "realtime": lambda r: [*realtime_rows(r["realtime"]), *face_rows(r["face_match"])],
         "scale": lambda r: scale_rows(r["scale"]),
     }
     rows = []

@@ -90,11 +90,12 @@ class Service:
         if self.vhost:
             subprocess.run(["rabbitmqctl", "delete_vhost", self.vhost], capture_output=True)
 
-    def journey(self, photo):
-        """One journey (`photo` as the document's front and as the selfie), from a customer address
-        of its own behind the trusted proxy that the bench is (journey requests are limited per
-        address); seconds from submit to the result recorded, polled through the API every 10 ms
-        (the page's own polling is limited to one a second)."""
+    def journey(self, photo, selfie=None, consent=False):
+        """One journey (`photo` as the document's front, `selfie` or `photo` again as the selfie,
+        the consent to the face comparison given or not), from a customer address of its own
+        behind the trusted proxy that the bench is (journey requests are limited per address);
+        seconds from submit to the result recorded, polled through the API every 10 ms (the page's
+        own polling is limited to one a second)."""
         self.journeys += 1
         status, session = api(self.base, self.key, "POST", "/api/v1/verifications", {"workflowId": self.workflow})
         assert status == 201, session
@@ -103,10 +104,10 @@ class Service:
         with urllib.request.urlopen(urllib.request.Request(url, headers=customer)) as r:
             csrf = re.search(r'<meta name="csrf-token" content="([^"]+)"', r.read().decode()).group(1)
         same_origin = {**customer, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "same-origin"}
-        for side in ("front", "selfie"):
-            post(f"{url}/files/{side}", photo, {**same_origin, "Content-Type": "image/jpeg"})
+        for side, file in (("front", photo), ("selfie", selfie or photo)):
+            post(f"{url}/files/{side}", file, {**same_origin, "Content-Type": "image/jpeg"})
         began = time.monotonic()
-        post(f"{url}/submit", b"", same_origin)
+        post(f"{url}/submit" + ("?biometricConsent=true" if consent else ""), b"", same_origin)
         while True:
             _, read = api(self.base, self.key, "GET", f"/api/v1/verifications/{session['id']}")
             if read["status"] == "completed":

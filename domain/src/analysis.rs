@@ -63,7 +63,7 @@ impl Check {
             Self::FileIntegrity => "Intégrité du fichier (métadonnées, retouche, qualité)",
             Self::IssuerRegister => "Émetteur confirmé dans un registre des entreprises",
             Self::SelfieMatch => "Correspondance du selfie avec la photo du document (service externe)",
-            Self::FaceMatch => "Comparaison du visage du selfie avec la photo du document",
+            Self::FaceMatch => "Comparaison du selfie avec la photo du document",
         }
     }
 }

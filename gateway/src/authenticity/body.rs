@@ -59,15 +59,19 @@ fn details(w: &Words, f: &Facts, lang: Lang) -> Markup {
 }
 
 fn checks(w: &Words, f: &Facts, lang: Lang) -> Markup {
+    let lines = f.check_lines(lang);
     html! {
-        h2 { (w.checks) " (" (f.checks.len()) ")" }
-        @if f.checks.is_empty() {
+        h2 { (w.checks) " (" (lines.len()) ")" }
+        @if lines.is_empty() {
             p { (w.no_check) }
         } @else {
             ul {
-                @for outcome in &f.checks {
-                    li { (labels::check(outcome.check, lang)) " — " (labels::outcome(outcome.passed, lang)) }
+                @for line in &lines {
+                    li { (line.text) }
                 }
+            }
+            @for reason in lines.iter().filter_map(|line| line.reason) {
+                p { (reason) }
             }
         }
     }

@@ -4,8 +4,9 @@
 //! attention changed) no longer matches the page. Personal data never enters the facts, so the
 //! fingerprint can be public and reveals nothing the page does not already show.
 
+use crate::i18n::{labels, Lang};
 use chrono::{DateTime, Utc};
-use common::analysis::CheckOutcome;
+use common::analysis::{Check, CheckOutcome};
 use common::domain::{
     AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict,
 };
@@ -97,7 +98,63 @@ impl SealFacts {
     }
 }
 
+/// One line of the checks performed, as the certificate and the authenticity page both list it:
+/// the check, its outcome, and for the face comparison why it was not made (apart, as it is long).
+pub struct CheckLine {
+    pub text: String,
+    pub reason: Option<&'static str>,
+}
+
 impl Facts {
+    /// The checks performed, in `lang`; the face comparison with its outcome and similarity, and
+    /// listed too when it was not made.
+    pub fn check_lines(&self, lang: Lang) -> Vec<CheckLine> {
+        let face_line = |face: &FaceMatch| {
+            let label = match lang {
+                Lang::Fr => face.label_fr(),
+                Lang::En => face.label_en(),
+            };
+            let text = match face.similarity() {
+                Some(similarity) => {
+                    let value = format!("{similarity:.2}");
+                    match lang {
+                        Lang::Fr => format!("{label} (similarité {})", value.replace('.', ",")),
+                        Lang::En => format!("{label} (similarity {value})"),
+                    }
+                }
+                None => label.to_owned(),
+            };
+            let reason = match (face, lang) {
+                (FaceMatch::NotChecked { reason }, Lang::Fr) => Some(reason.detail_fr()),
+                (FaceMatch::NotChecked { reason }, Lang::En) => Some(reason.detail()),
+                _ => None,
+            };
+            (text, reason)
+        };
+        let mut lines: Vec<CheckLine> = self
+            .checks
+            .iter()
+            .map(|outcome| {
+                let (result, reason) = match (outcome.check, &self.face_match) {
+                    (Check::FaceMatch, Some(face)) => face_line(face),
+                    _ => (labels::outcome(outcome.passed, lang).to_owned(), None),
+                };
+                CheckLine {
+                    text: format!("{} — {result}", labels::check(outcome.check, lang)),
+                    reason,
+                }
+            })
+            .collect();
+        if let Some(face @ FaceMatch::NotChecked { .. }) = &self.face_match {
+            let (result, reason) = face_line(face);
+            lines.push(CheckLine {
+                text: format!("{} — {result}", labels::check(Check::FaceMatch, lang)),
+                reason,
+            });
+        }
+        lines
+    }
+
     /// The facts of `c`, the checks the engine performed on it and its face comparison.
     pub fn of(c: &Consultation, checks: &[CheckOutcome], face_match: Option<FaceMatch>) -> Self {
         Self {

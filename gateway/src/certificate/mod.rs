@@ -7,7 +7,7 @@ mod layout;
 mod qr;
 
 use crate::i18n::{labels, Lang};
-use common::analysis::{Check, CheckOutcome};
+use common::analysis::CheckOutcome;
 use common::model::Consultation;
 use domain::face_match::FaceMatch;
 use facts::{Facts, SealFacts};
@@ -27,15 +27,6 @@ const WIDE: usize = 92;
 const NARROW: usize = 64;
 
 /// The PDF date of the analysis (`D:YYYYMMDDHHmmSSZ`), so readers show a date that never moves.
-/// The face comparison's outcome in words, with its similarity or the reason it was not made.
-fn face_result(face: &FaceMatch) -> String {
-    match (face, face.similarity()) {
-        (FaceMatch::NotChecked { reason }, _) => format!("{} ({})", face.label_fr(), reason.detail_fr()),
-        (_, Some(similarity)) => format!("{} (similarité {})", face.label_fr(), format!("{similarity:.2}").replace('.', ",")),
-        (_, None) => face.label_fr().to_owned(),
-    }
-}
-
 fn pdf_date(t: chrono::DateTime<chrono::Utc>) -> Object {
     Object::string_literal(t.format("D:%Y%m%d%H%M%SZ").to_string())
 }
@@ -144,10 +135,9 @@ pub fn render(
 
     pages.rule();
     // A face comparison not made is listed too, with its reason: the reader must know it was not.
-    let face_not_made = matches!(facts.face_match, Some(FaceMatch::NotChecked { .. }));
-    let listed = facts.checks.len() + usize::from(face_not_made);
-    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({listed})"));
-    if listed == 0 {
+    let lines = facts.check_lines(FR);
+    pages.line(Font::Bold, 12.0, 0.0, &format!("Vérifications réalisées ({})", lines.len()));
+    if lines.is_empty() {
         pages.line(
             Font::Regular,
             10.0,
@@ -155,17 +145,11 @@ pub fn render(
             "Aucune vérification n’a pu être réalisée sur ce document.",
         );
     }
-    for outcome in &facts.checks {
-        let result = match (outcome.check, facts.face_match) {
-            (Check::FaceMatch, Some(face)) => face_result(&face),
-            _ => labels::outcome(outcome.passed, FR).to_owned(),
-        };
-        let line = format!("•  {} — {result}", labels::check(outcome.check, FR));
-        pages.line(Font::Regular, 10.0, 0.0, &line);
-    }
-    if let (true, Some(face)) = (face_not_made, facts.face_match) {
-        let line = format!("•  {} — {}", labels::check(Check::FaceMatch, FR), face_result(&face));
-        pages.paragraph(Font::Regular, 10.0, 0.0, WIDE, &line);
+    for line in &lines {
+        pages.line(Font::Regular, 10.0, 0.0, &format!("•  {}", line.text));
+        if let Some(reason) = line.reason {
+            pages.paragraph(Font::Regular, 9.0, 12.0, WIDE - 3, &format!("Motif : {reason}."));
+        }
     }
 
     if let Some(seal) = &facts.two_d_doc {

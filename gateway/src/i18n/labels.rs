@@ -90,7 +90,7 @@ pub fn check(check: Check, lang: Lang) -> &'static str {
             Check::FileIntegrity => "File integrity (metadata, editing, quality)",
             Check::IssuerRegister => "Issuer confirmed in a company register",
             Check::SelfieMatch => "Selfie matching the document's photo (external service)",
-            Check::FaceMatch => "Face of the selfie compared with the document's photo",
+            Check::FaceMatch => "Selfie compared with the document's photo",
         },
     }
 }

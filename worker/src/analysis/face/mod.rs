@@ -49,7 +49,7 @@ impl FaceModels {
     /// [`FaceModels::prepare`]), then shared. A failure is kept too, so it is met once.
     pub fn shared() -> Result<&'static FaceModels, FaceError> {
         static MODELS: OnceLock<Result<FaceModels, FaceError>> = OnceLock::new();
-        MODELS.get_or_init(FaceModels::build).as_ref().map_err(Clone::clone)
+        MODELS.get_or_init(FaceModels::load).as_ref().map_err(Clone::clone)
     }
 
     /// Builds the process's models now, so that the first document does not wait for them.
@@ -57,7 +57,9 @@ impl FaceModels {
         FaceModels::shared().map(|_| ())
     }
 
-    fn build() -> Result<FaceModels, FaceError> {
+    /// Checks and builds both models afresh (what [`FaceModels::shared`] does once; the
+    /// benchmark times it).
+    pub fn load() -> Result<FaceModels, FaceError> {
         let unavailable = |e: &dyn std::fmt::Display| FaceError::Unavailable(e.to_string());
         let detector_bytes = models::DETECTOR.verified().map_err(|e| unavailable(&e))?;
         let embedder_bytes = models::EMBEDDER.verified().map_err(|e| unavailable(&e))?;
@@ -66,5 +68,15 @@ impl FaceModels {
             detector: onnx::plan(detector_bytes, &[1, 3, detect::SIDE, detect::SIDE]).map_err(|e| unavailable(&e))?,
             embedder: onnx::plan(embedder_bytes, &[1, 3, side, side]).map_err(|e| unavailable(&e))?,
         })
+    }
+
+    /// The faces of `image`, surest first.
+    pub fn faces(&self, image: &image::RgbImage) -> Result<Vec<detect::Face>, FaceError> {
+        detect::faces(&self.detector, image)
+    }
+
+    /// The embedding of an aligned 112×112 crop.
+    pub fn embedding(&self, crop: &image::RgbImage) -> Result<embed::Embedding, FaceError> {
+        embed::embed(&self.embedder, crop)
     }
 }
