@@ -70,6 +70,15 @@ fn genuine_pairs_match_and_impostors_are_rejected_on_the_test_set() {
     // obama2 against the card turned 30°) and 0.25 for the strongest impostor.
     let weakest = genuine.iter().map(|(s, _)| *s).fold(f32::MAX, f32::min);
     let strongest = impostor.iter().map(|(s, _)| *s).fold(f32::MIN, f32::max);
+    // The calibration's figures (`docs/face-match.md`), shown with `--nocapture`.
+    println!(
+        "genuine {weakest:.3} to {:.3}",
+        genuine.iter().map(|(s, _)| *s).fold(f32::MIN, f32::max)
+    );
+    println!(
+        "impostor {:.3} to {strongest:.3}",
+        impostor.iter().map(|(s, _)| *s).fold(f32::MAX, f32::min)
+    );
     assert!((weakest - 0.64).abs() < 0.08, "{weakest}");
     assert!((strongest - 0.25).abs() < 0.08, "{strongest}");
 }
