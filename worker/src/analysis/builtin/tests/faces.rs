@@ -5,7 +5,8 @@ use common::analysis::Check;
 use common::domain::{DocumentCategory, Verdict};
 use domain::face_match::{FaceMatch, NotCheckedReason};
 
-use super::{analyse, codes, engine_with, input, shared_data};
+use super::{analyse, codes, engine_calling, engine_with, input, shared_data};
+use crate::analysis::external::ExternalOptions;
 
 fn face(path: &str) -> Vec<u8> {
     let path = format!("{}/../tests/faces/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -88,4 +89,55 @@ async fn a_selfie_of_someone_else_is_rejected_and_an_empty_one_is_not_checked() 
             reason: NotCheckedReason::NoFaceOnSelfie
         })
     );
+}
+
+/// An external service that says every selfie is someone else, on a free loopback port.
+async fn external_saying_mismatch() -> String {
+    let app = axum::Router::new().route(
+        "/analyse",
+        axum::routing::post(|| async {
+            (
+                [("content-type", "application/json")],
+                r#"{"selfie":{"checked":true,"match":false,"score":0.1},"signals":[]}"#,
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}/analyse")
+}
+
+#[tokio::test]
+async fn the_external_service_s_answer_is_reported_beside_sceau_s_own() {
+    let external = ExternalOptions {
+        url: external_saying_mismatch().await,
+        token: None,
+        timeout: std::time::Duration::from_secs(10),
+        attempts: 1,
+    };
+    let engine = engine_calling(true, Some(external));
+    let mut journey = input(DocumentCategory::Identite, face("cards/obama-obama-flat.jpg"));
+    journey.selfie = Some(face("selfies/obama.jpg"));
+    let report = analyse(&engine, journey).await.expect("report");
+    assert!(
+        matches!(report.face_match.map(|f| f.outcome), Some(FaceMatch::Match { .. })),
+        "{:?}",
+        report.face_match
+    );
+    assert!(report.checks.iter().any(|c| c.check == Check::FaceMatch && c.passed));
+    assert!(report.checks.iter().any(|c| c.check == Check::SelfieMatch && !c.passed));
+    let external_says = report
+        .anomalies
+        .iter()
+        .find(|a| a.code.as_str() == "selfie_mismatch")
+        .expect("the service's mismatch");
+    assert!(
+        external_says.message.contains("by the external analysis service"),
+        "{}",
+        external_says.message
+    );
+    assert_eq!(report.verdict, Verdict::NonConforme, "a reject anomaly, whoever says it");
 }

@@ -49,6 +49,11 @@ pub fn engine() -> BuiltinEngine {
 }
 
 pub fn engine_with(face_match: bool) -> BuiltinEngine {
+    engine_calling(face_match, None)
+}
+
+/// [`engine_with`], with an external analysis service.
+pub fn engine_calling(face_match: bool, external: Option<crate::analysis::external::ExternalOptions>) -> BuiltinEngine {
     BuiltinEngine::build(EngineOptions {
         trust: TrustOptions {
             accept_test_ca: true,
@@ -61,7 +66,7 @@ pub fn engine_with(face_match: bool) -> BuiltinEngine {
             online_timeout: Duration::from_secs(1),
         },
         ocr: OcrOptions::default(),
-        external: None,
+        external,
         timeout: Duration::from_secs(120),
         reference_date: Some(reference_date()),
         face_match,
