@@ -45,7 +45,19 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
         return not_checked(NotCheckedReason::NoFaceOnDocument);
     };
     let front_working = working(front_image);
-    let document = match face::examine(models, &front_working) {
+    // The selfie is decoded only with the customer's consent; both images are then examined at
+    // once, each on its own thread.
+    let selfie_image = selfie.filter(|_| consent).and_then(decoded);
+    let selfie_working = selfie_image.as_ref().map(working);
+    let (document, on_selfie) = std::thread::scope(|scope| {
+        let on_selfie = selfie_working
+            .as_ref()
+            .map(|image| scope.spawn(move || face::examine(models, image)));
+        let document = face::examine(models, &front_working);
+        let on_selfie = on_selfie.map(|examining| examining.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        (document, on_selfie)
+    });
+    let document = match document {
         Ok(examined) => examined,
         Err(error) => {
             tracing::warn!(%error, "the face models failed on a document");
@@ -56,26 +68,26 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
         portrait_found: Some(document.main.is_some()),
         ..FaceReading::default()
     };
-    let Some(selfie) = selfie else {
-        return reading;
-    };
-    let not_compared = |reason| FaceMatch::NotChecked { reason }.into();
-    if !consent {
-        reading.outcome = Some(not_compared(NotCheckedReason::NoConsent));
+    if selfie.is_none() {
         return reading;
     }
-    let Some(selfie_image) = decoded(selfie) else {
-        reading.outcome = Some(not_compared(NotCheckedReason::NoFaceOnSelfie));
+    let not_compared = |reason| FaceMatch::NotChecked { reason }.into();
+    let (Some(on_selfie), Some(selfie_image), Some(selfie_working)) = (on_selfie, &selfie_image, &selfie_working) else {
+        let reason = if consent {
+            NotCheckedReason::NoFaceOnSelfie
+        } else {
+            NotCheckedReason::NoConsent
+        };
+        reading.outcome = Some(not_compared(reason));
         return reading;
     };
-    let selfie_working = working(&selfie_image);
-    match face::examine(models, &selfie_working) {
+    match on_selfie {
         Ok(on_selfie) => {
             let comparison = face::compare(&document, &on_selfie);
             reading.outcome = Some(FaceComparison {
                 outcome: recorded(comparison.outcome),
                 document_face: located(&document, front_image, &front_working),
-                selfie_face: located(&on_selfie, &selfie_image, &selfie_working),
+                selfie_face: located(&on_selfie, selfie_image, selfie_working),
             });
             reading.selfie_faces = comparison.selfie_faces;
         }

@@ -252,9 +252,16 @@ fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Resu
     let reading = match input.category {
         DocumentCategory::Administratif => Reading::Administrative(administrative::read_page(&front, &parts.trust, &parts.ocr)),
         DocumentCategory::Identite => {
-            let faces = face::read(parts.face_match, &front, input.selfie.as_deref(), input.biometric_consent);
             let sides: Vec<_> = std::iter::once(front).chain(back).collect();
-            Reading::Identity(Box::new(identity::read_sides(&sides, &parts.trust, &parts.ocr, today)), faces)
+            // The faces beside the zone and the seal, on a thread of their own: a journey waits
+            // for the longer of the two, not their sum.
+            let (sides_reading, faces) = std::thread::scope(|scope| {
+                let faces = scope.spawn(|| face::read(parts.face_match, &sides[0], input.selfie.as_deref(), input.biometric_consent));
+                let read = identity::read_sides(&sides, &parts.trust, &parts.ocr, today);
+                (read, faces.join())
+            });
+            let faces = faces.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Reading::Identity(Box::new(sides_reading), faces)
         }
     };
     Ok((reading, pages))
