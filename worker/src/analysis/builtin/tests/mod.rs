@@ -7,6 +7,7 @@ mod doc_types;
 mod files;
 mod rotation;
 mod samples;
+mod tilt;
 
 use std::path::PathBuf;
 use std::time::Duration;
