@@ -13,6 +13,7 @@ pub mod issuer;
 pub mod mrz;
 pub mod orientation;
 pub mod pdf_tree;
+pub mod perspective;
 pub mod sandboxed;
 pub mod text;
 pub mod twoddoc;

@@ -1,19 +1,32 @@
 //! Opening one submitted file for analysis: its kind from its bytes (never from a client's claim),
-//! whether the category accepts it, its page count, and its pixels decoded within the limits.
+//! whether the category accepts it, its page count, and its pixels decoded within the limits, with
+//! the document straightened when it was photographed at an angle.
 
 use common::document::{decode_image_checked, page_count, sniff, DocumentError, FileKind};
 use common::domain::DocumentCategory;
 use image::DynamicImage;
 
 use crate::analysis::engine::EngineError;
+use crate::analysis::perspective;
 
 /// A file the engine can look at.
 pub struct OpenedFile<'a> {
     pub kind: FileKind,
     pub bytes: &'a [u8],
     pub pages: u32,
-    /// The decoded pixels of an image file; `None` for a PDF.
+    /// The decoded pixels of an image file, as sent: what the forensic checks judge. `None` for a PDF.
     pub image: Option<DynamicImage>,
+    /// The document in `image` straightened, when it was photographed at an angle on a table (see
+    /// `perspective`); `None` when it fills the frame or stands upright already.
+    pub straightened: Option<DynamicImage>,
+}
+
+impl OpenedFile<'_> {
+    /// The pixels the readers (MRZ, seal, OCR) read: the document straightened when it had to be,
+    /// else the image as sent; `None` for a PDF.
+    pub fn document(&self) -> Option<&DynamicImage> {
+        self.straightened.as_ref().or(self.image.as_ref())
+    }
 }
 
 /// Checks the file's kind against the category and its page count, then decodes an image for real.
@@ -37,7 +50,14 @@ pub fn open(category: DocumentCategory, bytes: &[u8]) -> Result<OpenedFile<'_>, 
     } else {
         None
     };
-    Ok(OpenedFile { kind, bytes, pages, image })
+    let straightened = image.as_ref().and_then(perspective::straighten);
+    Ok(OpenedFile {
+        kind,
+        bytes,
+        pages,
+        image,
+        straightened,
+    })
 }
 
 fn recognised_kind(bytes: &[u8]) -> Result<FileKind, EngineError> {

@@ -43,6 +43,11 @@ pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today
             _ => (SealOutcome::Absent, Turn::Upright),
         };
         if reading.mrz.is_none() {
+            reading.mrz = side.document().and_then(|image| zone_of(image, seal_turn, today));
+        }
+        // A straightened side whose zone could not be read is read as sent, as before straightening
+        // existed: a wrong outline never costs a zone a flat reading would have found.
+        if reading.mrz.is_none() && side.straightened.is_some() {
             reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, seal_turn, today));
         }
         if matches!(seal, SealOutcome::Read(_)) {

@@ -22,7 +22,7 @@ const MIN_TEXT_LAYER_LETTERS: usize = 40;
 /// symbol), else OCR finds the orientation from the letters; a PDF's page is upright as its text
 /// layer or renderer gives it.
 pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>) -> Option<VisibleText> {
-    let text = match (&file.image, turn) {
+    let text = match (file.document(), turn) {
         (Some(image), Some(turn)) => ocr_text(ocr.image_text(&turn.straighten(image))),
         (Some(image), None) => ocr_text(ocr.image_text_any_turn(image)),
         (None, _) => pdf_text(file.bytes, ocr),
@@ -86,7 +86,7 @@ impl SecondLook {
 /// layer, one too large to enlarge, or when OCR fails.
 pub fn second_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>, look: SecondLook) -> Option<VisibleText> {
     let scanned;
-    let image = match &file.image {
+    let image = match file.document() {
         Some(image) => image,
         None => {
             scanned = largest_scanned_image(file.bytes)?;
@@ -149,7 +149,7 @@ fn ocr_text(read: Result<String, OcrError>) -> Option<VisibleText> {
     }
 }
 
-/// The forensic anomalies of the file.
+/// The forensic anomalies of the file, judged on its pixels as sent (never on their straightened copy).
 pub fn forensic_findings(file: &OpenedFile<'_>) -> Vec<Anomaly> {
     match &file.image {
         Some(image) => forensics::inspect_image(file.kind, file.bytes, image),

@@ -28,7 +28,7 @@ pub enum SealOutcome {
 /// embedded images are searched (logged, not an anomaly: the document is judged as before rendering existed).
 /// Also says how the page is turned in an image, as the seal's symbol shows it (upright when none).
 pub fn find(file: &OpenedFile<'_>, trust: &TrustStore) -> (SealOutcome, Turn) {
-    let codes = match &file.image {
+    let codes = match file.document() {
         // The first seal read is the one kept below: the search need not go on past it.
         Some(image) => datamatrix::decode_in_image_until(image, |code| twoddoc::analyse_payload(&code.payload, trust).is_ok()),
         None => match decode_in_pdf_rendered(file.bytes, &RenderOptions::default()) {

@@ -8,6 +8,7 @@ mod faces;
 mod files;
 mod rotation;
 mod samples;
+mod tilt;
 
 use std::path::PathBuf;
 use std::time::Duration;
