@@ -84,6 +84,18 @@ pub enum FaceMatch {
 }
 
 impl FaceMatch {
+    /// The outcome of two faces compared with `similarity`: at or above the match threshold the
+    /// same person, below the mismatch threshold confidently not, between the two a person decides.
+    pub fn of_similarity(similarity: f32) -> FaceMatch {
+        if similarity >= MATCH_THRESHOLD {
+            Self::Match { similarity }
+        } else if similarity >= MISMATCH_THRESHOLD {
+            Self::Uncertain { similarity }
+        } else {
+            Self::Mismatch { similarity }
+        }
+    }
+
     pub fn similarity(&self) -> Option<f32> {
         match *self {
             Self::Match { similarity } | Self::Uncertain { similarity } | Self::Mismatch { similarity } => Some(similarity),
@@ -196,6 +208,19 @@ mod tests {
         let read: FaceMatch = serde_json::from_str(r#"{"outcome":"uncertain","similarity":0.33}"#).unwrap();
         assert_eq!(read.similarity(), Some(0.33));
         assert!(read.needs_review());
+    }
+
+    #[test]
+    fn thresholds_split_the_scale_in_three() {
+        assert_eq!(FaceMatch::of_similarity(0.5), FaceMatch::Match { similarity: 0.5 });
+        assert_eq!(
+            FaceMatch::of_similarity(MATCH_THRESHOLD),
+            FaceMatch::Match {
+                similarity: MATCH_THRESHOLD
+            }
+        );
+        assert_eq!(FaceMatch::of_similarity(0.33), FaceMatch::Uncertain { similarity: 0.33 });
+        assert_eq!(FaceMatch::of_similarity(0.1), FaceMatch::Mismatch { similarity: 0.1 });
     }
 
     #[test]

@@ -11,7 +11,8 @@ use image::{DynamicImage, RgbImage};
 
 use super::file::OpenedFile;
 use super::findings::Findings;
-use crate::analysis::face::{self, FaceModels, NotChecked, Outcome};
+use super::front_turn::{self, FrontTurn};
+use crate::analysis::face::{self, FaceModels};
 
 /// Images are looked at no larger than this (longest side, in pixels): a phone's 12 MP photo
 /// shrunk to it keeps a card's portrait well above the quality gates, at a fraction of the cost.
@@ -27,8 +28,9 @@ pub struct FaceReading {
     selfie_faces: usize,
 }
 
-/// Looks at the front and, when there is one, the selfie.
-pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consent: bool) -> FaceReading {
+/// Looks at the front and, when there is one, the selfie; a front whose portrait does not show
+/// upright is searched at the turn its zone is read at (`front_turn`).
+pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consent: bool, front_turn: &FrontTurn) -> FaceReading {
     let not_checked = |reason| FaceReading {
         outcome: selfie.map(|_| FaceMatch::NotChecked { reason }.into()),
         ..FaceReading::default()
@@ -53,7 +55,7 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
         let on_selfie = selfie_working
             .as_ref()
             .map(|image| scope.spawn(move || face::examine(models, image)));
-        let document = face::examine(models, &front_working);
+        let document = face::examine_knowing(models, &front_working, || front_turn.wait().map(front_turn::quarter_turns));
         let on_selfie = on_selfie.map(|examining| examining.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         (document, on_selfie)
     });
@@ -85,7 +87,7 @@ pub fn read(enabled: bool, front: &OpenedFile<'_>, selfie: Option<&[u8]>, consen
         Ok(on_selfie) => {
             let comparison = face::compare(&document, &on_selfie);
             reading.outcome = Some(FaceComparison {
-                outcome: recorded(comparison.outcome),
+                outcome: comparison.outcome,
                 document_face: located(&document, front_image, &front_working),
                 selfie_face: located(&on_selfie, selfie_image, selfie_working),
             });
@@ -145,24 +147,6 @@ pub fn weigh(findings: &mut Findings, reading: FaceReading) {
         findings.add_code(AnomalyCode::SelfieMultipleFaces);
     }
     findings.face_match = Some(comparison);
-}
-
-fn recorded(outcome: Outcome) -> FaceMatch {
-    match outcome {
-        Outcome::Match { similarity } => FaceMatch::Match { similarity },
-        Outcome::Uncertain { similarity } => FaceMatch::Uncertain { similarity },
-        Outcome::Mismatch { similarity } => FaceMatch::Mismatch { similarity },
-        Outcome::NotChecked(why) => FaceMatch::NotChecked {
-            reason: match why {
-                NotChecked::NoConsent => NotCheckedReason::NoConsent,
-                NotChecked::ModelsUnavailable => NotCheckedReason::ModelsUnavailable,
-                NotChecked::NoFaceOnSelfie => NotCheckedReason::NoFaceOnSelfie,
-                NotChecked::NoFaceOnDocument => NotCheckedReason::NoFaceOnDocument,
-                NotChecked::SelfieTooPoor(_) => NotCheckedReason::SelfieTooPoor,
-                NotChecked::PortraitTooPoor(_) => NotCheckedReason::PortraitTooPoor,
-            },
-        },
-    }
 }
 
 /// The selfie's pixels, EXIF orientation applied, within the decoding limits of every file.

@@ -8,6 +8,7 @@ use common::domain::{Anomaly, AnomalyCode};
 
 use super::file::OpenedFile;
 use super::findings::{Evidence, Findings};
+use super::front_turn::FrontTurn;
 use super::page;
 use super::seal::{self, SealOutcome};
 use crate::analysis::mrz::{self, read::read_zone, Mrz};
@@ -28,7 +29,9 @@ pub struct SidesReading {
 }
 
 /// Reads the front, then the back: the first side with a readable zone gives the MRZ.
-pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today: NaiveDate) -> SidesReading {
+/// How the front is turned is told to `front_turn` once its zone has been looked for.
+pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today: NaiveDate, front_turn: &FrontTurn) -> SidesReading {
+    let _told = front_turn.told_on_drop();
     let mut reading = SidesReading {
         mrz: None,
         seal: SealOutcome::Absent,
@@ -42,13 +45,17 @@ pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today
             SealOutcome::Absent => seal::find(side, trust),
             _ => (SealOutcome::Absent, Turn::Upright),
         };
+        let mut zone_turn = None;
         if reading.mrz.is_none() {
-            reading.mrz = side.document().and_then(|image| zone_of(image, seal_turn, today));
+            (reading.mrz, zone_turn) = side.document().and_then(|image| zone_of(image, seal_turn, today)).unzip();
         }
         // A straightened side whose zone could not be read is read as sent, as before straightening
         // existed: a wrong outline never costs a zone a flat reading would have found.
         if reading.mrz.is_none() && side.straightened.is_some() {
-            reading.mrz = side.image.as_ref().and_then(|image| zone_of(image, seal_turn, today));
+            (reading.mrz, zone_turn) = side.image.as_ref().and_then(|image| zone_of(image, seal_turn, today)).unzip();
+        }
+        if std::ptr::eq(side, &sides[0]) {
+            front_turn.tell(zone_turn);
         }
         if matches!(seal, SealOutcome::Read(_)) {
             reading.seal_side_text = page::visible_text(side, ocr, Some(seal_turn));
@@ -60,14 +67,15 @@ pub fn read_sides(sides: &[OpenedFile<'_>], trust: &TrustStore, ocr: &Ocr, today
     reading
 }
 
-/// The zone of one side, parsed; `None` when no zone is found, or its text has no MRZ layout,
-/// whichever way the side is turned. The turn `likely` (the seal's) is tried first.
-fn zone_of(image: &image::DynamicImage, likely: Turn, today: NaiveDate) -> Option<Mrz> {
+/// The zone of one side, parsed, and how the side is turned; `None` when no zone is found, or its
+/// text has no MRZ layout, whichever way the side is turned. The turn `likely` (the seal's) is
+/// tried first.
+fn zone_of(image: &image::DynamicImage, likely: Turn, today: NaiveDate) -> Option<(Mrz, Turn)> {
     let others = Turn::ALL.into_iter().filter(|t| *t != likely);
     std::iter::once(likely).chain(others).find_map(|turn| {
         let zone = read_zone(&turn.straighten(image)).ok()?;
         let lines: Vec<&str> = zone.lines.iter().map(String::as_str).collect();
-        mrz::parse_at(&lines, today).ok()
+        mrz::parse_at(&lines, today).ok().map(|mrz| (mrz, turn))
     })
 }
 

@@ -8,6 +8,7 @@ mod doc_kind;
 mod face;
 mod file;
 mod findings;
+mod front_turn;
 mod identity;
 mod online;
 mod page;
@@ -36,6 +37,7 @@ use super::text::ocr::{Ocr, OcrOptions};
 use super::twoddoc::trust_list::{self, TrustListError};
 use super::twoddoc::{TrustError, TrustOptions, TrustStore};
 use findings::Findings;
+use front_turn::FrontTurn;
 use online::Pending;
 pub use online::{Draft, OnlineChecks};
 
@@ -255,9 +257,18 @@ fn read_document(parts: &Parts, input: &AnalysisInput, today: NaiveDate) -> Resu
             let sides: Vec<_> = std::iter::once(front).chain(back).collect();
             // The faces beside the zone and the seal, on a thread of their own: a journey waits
             // for the longer of the two, not their sum.
+            let front_turn = FrontTurn::default();
             let (sides_reading, faces) = std::thread::scope(|scope| {
-                let faces = scope.spawn(|| face::read(parts.face_match, &sides[0], input.selfie.as_deref(), input.biometric_consent));
-                let read = identity::read_sides(&sides, &parts.trust, &parts.ocr, today);
+                let faces = scope.spawn(|| {
+                    face::read(
+                        parts.face_match,
+                        &sides[0],
+                        input.selfie.as_deref(),
+                        input.biometric_consent,
+                        &front_turn,
+                    )
+                });
+                let read = identity::read_sides(&sides, &parts.trust, &parts.ocr, today, &front_turn);
                 (read, faces.join())
             });
             let faces = faces.unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -2,6 +2,9 @@
 //! selfie, each aligned and past the quality gates, then the cosine of their embeddings weighed
 //! against two thresholds (`docs/face-match.md` has the calibration behind them).
 
+use std::borrow::Cow;
+
+use domain::face_match::{FaceMatch, NotCheckedReason};
 use image::RgbImage;
 
 use super::align::{align, Aligned};
@@ -10,8 +13,6 @@ use super::embed::{embed, Embedding};
 use super::quality::{self, Flaw};
 use super::{FaceError, FaceModels};
 
-/// At or above: the same person; below `MISMATCH`: confidently not; between, a person decides.
-pub use domain::face_match::{MATCH_THRESHOLD as MATCH, MISMATCH_THRESHOLD as MISMATCH};
 /// A detector score at which a face found on the upright image is believed without trying the
 /// other quarter turns.
 const STRONG: f32 = 0.85;
@@ -29,63 +30,50 @@ pub struct Examined {
     embedding: Option<Result<Embedding, Flaw>>,
 }
 
-/// Why a selfie was not compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotChecked {
-    NoConsent,
-    ModelsUnavailable,
-    NoFaceOnSelfie,
-    NoFaceOnDocument,
-    SelfieTooPoor(Flaw),
-    PortraitTooPoor(Flaw),
-}
-
-/// What the comparison concluded.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Outcome {
-    Match { similarity: f32 },
-    Uncertain { similarity: f32 },
-    Mismatch { similarity: f32 },
-    NotChecked(NotChecked),
-}
-
-impl Outcome {
-    pub fn of_similarity(similarity: f32) -> Outcome {
-        if similarity >= MATCH {
-            Outcome::Match { similarity }
-        } else if similarity >= MISMATCH {
-            Outcome::Uncertain { similarity }
-        } else {
-            Outcome::Mismatch { similarity }
-        }
-    }
-}
-
 /// The comparison of one selfie with one document.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Comparison {
-    pub outcome: Outcome,
+    /// The outcome as it is recorded.
+    pub outcome: FaceMatch,
+    /// What kept a face from being compared, when one was too poor to.
+    pub flaw: Option<Flaw>,
     /// Faces counted on the selfie.
     pub selfie_faces: usize,
+}
+
+/// The best face found so far over the quarter turns, with the image turned as it was found.
+struct Found<'a> {
+    face: Face,
+    faces: usize,
+    turns: u8,
+    turned: Cow<'a, RgbImage>,
 }
 
 /// Looks for the main face of `image`: the largest (an identity card's small "ghost" portrait is
 /// the smaller one, a selfie's passer-by too), the image turned by quarter turns when no strong
 /// face shows as it is; then aligns it, passes it through the quality gates and embeds it.
 pub fn examine(models: &FaceModels, image: &RgbImage) -> Result<Examined, FaceError> {
-    let mut best: Option<(Face, usize, u8)> = None;
-    for turns in 0..4u8 {
-        let found = faces(&models.detector, &quarter_turns(image, turns))?;
-        if let Some(face) = largest(&found) {
-            if best.is_none_or(|(b, _, _)| face.score > b.score) {
-                best = Some((face, counted(&found), turns));
+    examine_knowing(models, image, || None)
+}
+
+/// [`examine`], told how the image is turned once no strong face shows upright: `known_turns`
+/// gives the quarter turns clockwise that bring the document upright, when its zone said so; then
+/// only that turn is tried, not the three others (which a document without a face pays for).
+pub fn examine_knowing(models: &FaceModels, image: &RgbImage, known_turns: impl FnOnce() -> Option<u8>) -> Result<Examined, FaceError> {
+    let mut best = look(models, image, 0, None)?;
+    if !best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
+        let others = match known_turns() {
+            Some(turns) => vec![turns % 4],
+            None => vec![1, 2, 3],
+        };
+        for turns in others.into_iter().filter(|&turns| turns != 0) {
+            best = look(models, image, turns, best)?;
+            if best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
+                break;
             }
         }
-        if best.is_some_and(|(b, _, _)| b.score >= STRONG) {
-            break;
-        }
     }
-    let Some((face, faces, turns)) = best else {
+    let Some(best) = best else {
         return Ok(Examined {
             faces: 0,
             main: None,
@@ -93,30 +81,46 @@ pub fn examine(models: &FaceModels, image: &RgbImage) -> Result<Examined, FaceEr
             embedding: None,
         });
     };
-    let upright = quarter_turns(image, turns);
-    let embedding = match gated(&upright, &face) {
+    let embedding = match gated(&best.turned, &best.face) {
         Ok(aligned) => Ok(embed(&models.embedder, &aligned.crop)?),
         Err(flaw) => Err(flaw),
     };
     Ok(Examined {
-        faces,
-        main: Some(face),
-        turns,
+        faces: best.faces,
+        main: Some(best.face),
+        turns: best.turns,
         embedding: Some(embedding),
+    })
+}
+
+/// The faces of `image` turned by `turns`: the largest kept when it is surer than `best`.
+fn look<'a>(models: &FaceModels, image: &'a RgbImage, turns: u8, best: Option<Found<'a>>) -> Result<Option<Found<'a>>, FaceError> {
+    let turned = quarter_turns(image, turns);
+    let found = faces(&models.detector, &turned)?;
+    Ok(match largest(&found) {
+        Some(main) if best.as_ref().is_none_or(|b| found[main].score > b.face.score) => Some(Found {
+            face: found[main],
+            faces: counted(&found, main),
+            turns,
+            turned,
+        }),
+        _ => best,
     })
 }
 
 /// Compares the selfie's main face with the document's portrait.
 pub fn compare(document: &Examined, selfie: &Examined) -> Comparison {
-    let outcome = match (&selfie.embedding, &document.embedding) {
-        (None, _) => Outcome::NotChecked(NotChecked::NoFaceOnSelfie),
-        (_, None) => Outcome::NotChecked(NotChecked::NoFaceOnDocument),
-        (Some(Err(flaw)), _) => Outcome::NotChecked(NotChecked::SelfieTooPoor(*flaw)),
-        (_, Some(Err(flaw))) => Outcome::NotChecked(NotChecked::PortraitTooPoor(*flaw)),
-        (Some(Ok(on_selfie)), Some(Ok(on_document))) => Outcome::of_similarity(on_selfie.similarity(on_document)),
+    let not_checked = |reason, flaw| (FaceMatch::NotChecked { reason }, flaw);
+    let (outcome, flaw) = match (&selfie.embedding, &document.embedding) {
+        (None, _) => not_checked(NotCheckedReason::NoFaceOnSelfie, None),
+        (_, None) => not_checked(NotCheckedReason::NoFaceOnDocument, None),
+        (Some(Err(flaw)), _) => not_checked(NotCheckedReason::SelfieTooPoor, Some(*flaw)),
+        (_, Some(Err(flaw))) => not_checked(NotCheckedReason::PortraitTooPoor, Some(*flaw)),
+        (Some(Ok(on_selfie)), Some(Ok(on_document))) => (FaceMatch::of_similarity(on_selfie.similarity(on_document)), None),
     };
     Comparison {
         outcome,
+        flaw,
         selfie_faces: selfie.faces,
     }
 }
@@ -128,21 +132,23 @@ fn gated(image: &RgbImage, face: &Face) -> Result<Aligned, Flaw> {
     Ok(aligned)
 }
 
-fn largest(found: &[Face]) -> Option<Face> {
-    found.iter().copied().max_by(|a, b| a.bounds.area().total_cmp(&b.bounds.area()))
+/// The index of the largest face.
+fn largest(found: &[Face]) -> Option<usize> {
+    (0..found.len()).max_by(|&a, &b| found[a].bounds.area().total_cmp(&found[b].bounds.area()))
 }
 
-fn counted(found: &[Face]) -> usize {
-    found
+/// The main face and every other one sure and large enough to be a second person.
+fn counted(found: &[Face], main: usize) -> usize {
+    let others = found
         .iter()
-        .filter(|f| f.score >= OTHER_FACE_SCORE && f.eye_distance() >= quality::MIN_EYE_DISTANCE)
-        .count()
-        .max(usize::from(!found.is_empty()))
+        .enumerate()
+        .filter(|&(index, face)| index != main && face.score >= OTHER_FACE_SCORE && face.eye_distance() >= quality::MIN_EYE_DISTANCE)
+        .count();
+    1 + others
 }
 
 /// `image` turned clockwise by `turns` quarter turns.
-fn quarter_turns(image: &RgbImage, turns: u8) -> std::borrow::Cow<'_, RgbImage> {
-    use std::borrow::Cow;
+pub fn quarter_turns(image: &RgbImage, turns: u8) -> Cow<'_, RgbImage> {
     match turns % 4 {
         0 => Cow::Borrowed(image),
         1 => Cow::Owned(image::imageops::rotate90(image)),

@@ -15,7 +15,7 @@ pub mod quality;
 
 use std::sync::OnceLock;
 
-pub use compare::{compare, examine, Comparison, Examined, NotChecked, Outcome};
+pub use compare::{compare, examine, examine_knowing, Comparison, Examined};
 
 /// Why the face models could not run.
 #[derive(Debug, Clone, thiserror::Error)]
