@@ -1,11 +1,13 @@
 //! Opening one submitted file for analysis: its kind from its bytes (never from a client's claim),
 //! whether the category accepts it, its page count, and its pixels decoded within the limits, with
-//! the document straightened when it was photographed at an angle.
+//! the document straightened when it was photographed at an angle (an image, or the photo a PDF
+//! holds as its page).
 
 use common::document::{decode_image_checked, page_count, sniff, DocumentError, FileKind};
 use common::domain::DocumentCategory;
 use image::DynamicImage;
 
+use super::page::{self, PdfPage};
 use crate::analysis::engine::EngineError;
 use crate::analysis::perspective;
 
@@ -16,14 +18,17 @@ pub struct OpenedFile<'a> {
     pub pages: u32,
     /// The decoded pixels of an image file, as sent: what the forensic checks judge. `None` for a PDF.
     pub image: Option<DynamicImage>,
-    /// The document in `image` straightened, when it was photographed at an angle on a table (see
-    /// `perspective`); `None` when it fills the frame or stands upright already.
+    /// A PDF's page: its text layer and, when the page is a scan, its image. `None` for an image.
+    pub pdf_page: Option<PdfPage>,
+    /// The document in `image` (or in a PDF's scan) straightened, when it was photographed at an
+    /// angle on a table (see `perspective`); `None` when it fills the frame or stands upright already.
     pub straightened: Option<DynamicImage>,
 }
 
 impl OpenedFile<'_> {
     /// The pixels the readers (MRZ, seal, OCR) read: the document straightened when it had to be,
-    /// else the image as sent; `None` for a PDF.
+    /// else the image as sent; `None` for a PDF, unless its page is a photo of a document at an
+    /// angle, then read as that photo straightened.
     pub fn document(&self) -> Option<&DynamicImage> {
         self.straightened.as_ref().or(self.image.as_ref())
     }
@@ -45,17 +50,19 @@ pub fn open(category: DocumentCategory, bytes: &[u8]) -> Result<OpenedFile<'_>, 
             "the file has {pages} pages, and only single-page documents are analysed"
         )));
     }
-    let image = if kind.is_image() {
-        Some(decode_image_checked(kind, bytes).map_err(engine_error)?)
+    let (image, pdf_page) = if kind.is_image() {
+        (Some(decode_image_checked(kind, bytes).map_err(engine_error)?), None)
     } else {
-        None
+        (None, Some(page::read_pdf_page(bytes)))
     };
-    let straightened = image.as_ref().and_then(perspective::straighten);
+    let photo = image.as_ref().or(pdf_page.as_ref().and_then(|page| page.scan.as_ref()));
+    let straightened = photo.and_then(perspective::straighten);
     Ok(OpenedFile {
         kind,
         bytes,
         pages,
         image,
+        pdf_page,
         straightened,
     })
 }

@@ -17,31 +17,59 @@ use crate::analysis::text::{pdf, TextSource, VisibleText};
 /// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
 const MIN_TEXT_LAYER_LETTERS: usize = 40;
 
+/// A PDF's first page as the readers take it: its text layer and, when that is too short for the
+/// page to be anything but a scan (a photo or a scanner's image with at most a typed header), the
+/// page's largest image, decoded once for every reader.
+pub struct PdfPage {
+    /// The text layer; `None` when it could not be read (logged).
+    text_layer: Option<String>,
+    /// The largest image, for a scanned page.
+    pub scan: Option<DynamicImage>,
+}
+
+/// Reads the text layer of the PDF `bytes` and, for a scan, its image.
+pub fn read_pdf_page(bytes: &[u8]) -> PdfPage {
+    let text_layer = match pdf::first_page_text(bytes) {
+        Ok(text) => Some(text),
+        Err(error) => {
+            tracing::warn!(%error, "the PDF text layer could not be read");
+            None
+        }
+    };
+    let scanned = text_layer
+        .as_ref()
+        .is_none_or(|text| text.chars().filter(|c| c.is_alphabetic()).count() < MIN_TEXT_LAYER_LETTERS);
+    PdfPage {
+        scan: if scanned { largest_scanned_image(bytes) } else { None },
+        text_layer,
+    }
+}
+
 /// The page's visible text and where it comes from, `None` when it cannot be read. An image is
 /// read straightened by `turn` when something on the page said how it is turned (its seal's
 /// symbol), else OCR finds the orientation from the letters; a PDF's page is upright as its text
-/// layer or renderer gives it.
+/// layer or renderer gives it. A PDF whose page is a photo of a document at an angle is read as
+/// that photo straightened, without its short text layer.
 pub fn visible_text(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>) -> Option<VisibleText> {
-    let text = match (file.document(), turn) {
-        (Some(image), Some(turn)) => ocr_text(ocr.image_text(&turn.straighten(image))),
-        (Some(image), None) => ocr_text(ocr.image_text_any_turn(image)),
-        (None, _) => pdf_text(file.bytes, ocr),
+    let text = match (file.document(), turn, &file.pdf_page) {
+        (Some(image), Some(turn), _) => ocr_text(ocr.image_text(&turn.straighten(image))),
+        (Some(image), None, _) => ocr_text(ocr.image_text_any_turn(image)),
+        (None, _, Some(page)) => pdf_text(page, ocr),
+        (None, _, None) => None,
     };
     text.filter(|t| !t.text.trim().is_empty())
 }
 
-fn pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
-    match pdf::first_page_text(bytes) {
-        Ok(text) if text.chars().filter(|c| c.is_alphabetic()).count() >= MIN_TEXT_LAYER_LETTERS => Some(VisibleText {
-            text,
+fn pdf_text(page: &PdfPage, ocr: &Ocr) -> Option<VisibleText> {
+    let scanned = || ocr_text(ocr.image_text_any_turn(page.scan.as_ref()?));
+    match (&page.text_layer, &page.scan) {
+        (Some(text), None) => Some(VisibleText {
+            text: text.clone(),
             source: TextSource::PdfTextLayer,
         }),
         // A short text layer (a card, a scan with a typed header) is kept beside the OCR of the page's image.
-        Ok(layer) => with_text_layer(scanned_pdf_text(bytes, ocr), layer),
-        Err(error) => {
-            tracing::warn!(%error, "the PDF text layer could not be read");
-            scanned_pdf_text(bytes, ocr)
-        }
+        (Some(layer), Some(_)) => with_text_layer(scanned(), layer.clone()),
+        (None, _) => scanned(),
     }
 }
 
@@ -57,11 +85,6 @@ fn with_text_layer(scanned: Option<VisibleText>, layer: String) -> Option<Visibl
             source: TextSource::PdfTextLayer,
         }),
     }
-}
-
-/// A scanned PDF: its largest page image is the page.
-fn scanned_pdf_text(bytes: &[u8], ocr: &Ocr) -> Option<VisibleText> {
-    ocr_text(ocr.image_text_any_turn(&largest_scanned_image(bytes)?))
 }
 
 /// How a page the first OCR reading did not read well enough is read again.
@@ -85,14 +108,7 @@ impl SecondLook {
 /// the seal, so a genuine page pays for it only when it needs it. `None` for a page with a text
 /// layer, one too large to enlarge, or when OCR fails.
 pub fn second_look(file: &OpenedFile<'_>, ocr: &Ocr, turn: Option<Turn>, look: SecondLook) -> Option<VisibleText> {
-    let scanned;
-    let image = match file.document() {
-        Some(image) => image,
-        None => {
-            scanned = largest_scanned_image(file.bytes)?;
-            &scanned
-        }
-    };
+    let image = file.document().or_else(|| file.pdf_page.as_ref()?.scan.as_ref())?;
     let long_side = image.width().max(image.height());
     let factor = match look {
         SecondLook::OwnSize => 1.0,

@@ -3,15 +3,17 @@
 //! the sample pages rendered at 150 dpi) laid on a table (a wood or a granite texture, made here
 //! and deterministic), turned in depth left or right (yaw) by 20° and 30°, or tilted top or bottom
 //! (pitch) by 15° and 25°, seen through a phone's lens so that its edges converge, and saved as a
-//! JPEG. Each photo must keep the verdict, document type and findings of the flat document.
+//! JPEG (the proof of address also as a PDF of that JPEG, as a phone saves a photo as a PDF). Each
+//! photo must keep the verdict, document type and findings of the flat document.
 //!
 //! Every photo costs an analysis (several OCR runs for a page), so by default a card is photographed
 //! twice, once turned and once tilted, and a page once, turned or tilted in turn, the angles
 //! rotating from one document to the next: the cards meet all eight angles, the pages both kinds of
-//! tilt (15 photos in all, about 20 s of CPU). `SCEAU_TILT=full` photographs every document at
-//! every angle (80 photos) and prints how many keep their findings by kind of tilt, and the time
+//! tilt (16 photos in all, about 20 s of CPU). `SCEAU_TILT=full` photographs every document at
+//! every angle (88 photos) and prints how many keep their findings by kind of tilt, and the time
 //! straightening takes (the figures of `docs/measurements/2026-11-tilted-photos.md`);
-//! `SCEAU_TILT_DUMP=<dir>` keeps the photos and their straightened images there.
+//! `SCEAU_TILT_DUMP=<dir>` keeps the photos and their straightened images there;
+//! `SCEAU_TILT_ONLY=<part of a file name>` photographs only the documents whose sample's name holds it.
 
 use std::io::Cursor;
 use std::time::{Duration, Instant};
@@ -67,6 +69,9 @@ pub(super) enum Table {
 enum Source {
     /// An image sample, photographed as it is.
     Image(&'static str),
+    /// An image sample, photographed as it is, and every photo of it saved as a one-page PDF (as a
+    /// phone's "save as PDF" does, without straightening it).
+    ImageInPdf(&'static str),
     /// A PDF sample, rendered at 150 dpi by `pdftoppm` as the page a customer would print.
     Pdf(&'static str),
 }
@@ -89,9 +94,15 @@ const IDENTITY: [Document; 5] = [
     card("identite/sample-id-td1-bel-expiree.jpg"),
 ];
 
-const PAGES: [Document; 5] = [
+const PAGES: [Document; 6] = [
     Document {
         source: Source::Image("administratif/sample-domicile-v03-photo.jpg"),
+        category: DocumentCategory::Administratif,
+        card: false,
+        photo: true,
+    },
+    Document {
+        source: Source::ImageInPdf("administratif/sample-domicile-v03-photo.jpg"),
         category: DocumentCategory::Administratif,
         card: false,
         photo: true,
@@ -123,7 +134,7 @@ const fn page(source: Source) -> Document {
 impl Document {
     fn name(&self) -> &'static str {
         match self.source {
-            Source::Image(path) | Source::Pdf(path) => path,
+            Source::Image(path) | Source::ImageInPdf(path) | Source::Pdf(path) => path,
         }
     }
 
@@ -132,11 +143,19 @@ impl Document {
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
-    /// The flat document: the file as the samples give it, or the page rendered (a scan).
+    /// The flat document's pixels: the image as the samples give it, or the page rendered (a scan).
     fn flat(&self) -> Vec<u8> {
         match self.source {
-            Source::Image(_) => self.bytes(),
+            Source::Image(_) | Source::ImageInPdf(_) => self.bytes(),
             Source::Pdf(_) => render_150_dpi(&self.bytes()),
+        }
+    }
+
+    /// The file sent of a JPEG of the document (flat or photographed): the JPEG, or a PDF of it.
+    fn file(&self, jpeg: Vec<u8>) -> Vec<u8> {
+        match self.source {
+            Source::ImageInPdf(_) => pdf_of_jpeg(jpeg),
+            Source::Image(_) | Source::Pdf(_) => jpeg,
         }
     }
 
@@ -145,11 +164,43 @@ impl Document {
     /// of the scan's, limit its sharpness.
     fn seen(&self, flat: &[u8]) -> RgbImage {
         let seen = match self.source {
-            Source::Image(_) => flat.to_vec(),
+            Source::Image(_) | Source::ImageInPdf(_) => flat.to_vec(),
             Source::Pdf(_) => render_pdf(&self.bytes(), 300),
         };
         image::load_from_memory(&seen).expect("the document decodes").to_rgb8()
     }
+}
+
+/// A one-page PDF whose page is the JPEG `jpeg`, one point a pixel, as a phone saves a photo.
+fn pdf_of_jpeg(jpeg: Vec<u8>) -> Vec<u8> {
+    use lopdf::{dictionary, Document, Object, Stream};
+    let (width, height) = image::load_from_memory(&jpeg).expect("the photo decodes").dimensions();
+    let (width, height) = (i64::from(width), i64::from(height));
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let image_id = doc.add_object(Stream::new(
+        dictionary! {
+            "Type" => "XObject", "Subtype" => "Image", "Width" => width, "Height" => height,
+            "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8, "Filter" => "DCTDecode",
+        },
+        jpeg,
+    ));
+    let content = format!("q {width} 0 0 {height} 0 0 cm /Im0 Do Q");
+    let content_id = doc.add_object(Stream::new(dictionary! {}, content.into_bytes()));
+    let page_id = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+        "MediaBox" => vec![0.into(), 0.into(), width.into(), height.into()],
+        "Resources" => dictionary! { "XObject" => dictionary! { "Im0" => image_id } },
+    });
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1 }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).expect("save the PDF");
+    out
 }
 
 /// `pdf`'s page rendered in grey at `dpi` by `pdftoppm`, as a PNG.
@@ -227,10 +278,14 @@ async fn photograph_all(engine: &BuiltinEngine, documents: &[Document], full: bo
     if let Some(dir) = &dump {
         std::fs::create_dir_all(dir).expect("the dump directory");
     }
+    let only = std::env::var("SCEAU_TILT_ONLY").ok();
     let mut outcomes = Vec::new();
     for (index, document) in documents.iter().enumerate() {
+        if only.as_deref().is_some_and(|part| !document.name().contains(part)) {
+            continue;
+        }
         let flat = document.flat();
-        let expected = analyse(engine, input(document.category, flat.clone()))
+        let expected = analyse(engine, input(document.category, document.file(flat.clone())))
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", document.name()));
         let expected = findings(&expected);
@@ -252,7 +307,12 @@ async fn photograph_all(engine: &BuiltinEngine, documents: &[Document], full: bo
             let (roll, lens) = if (index + shot) % 2 == 0 { (2.5, 0.68) } else { (-3.5, 0.85) };
             let photo = photograph(&seen, size, tilt, roll, lens, table, document.card);
             let bytes = jpeg(&photo, 88);
-            let name = format!("{}-{}", document.name().replace('/', "-"), tilt.label().replace(' ', "-"));
+            let in_pdf = if matches!(document.source, Source::ImageInPdf(_)) {
+                "-in-pdf"
+            } else {
+                ""
+            };
+            let name = format!("{}{in_pdf}-{}", document.name().replace('/', "-"), tilt.label().replace(' ', "-"));
             if let Some(dir) = &dump {
                 // As a PNG of the JPEG's pixels: what the engine reads, in a format every viewer shows.
                 let decoded = image::load_from_memory(&bytes).expect("the photo decodes");
@@ -260,7 +320,7 @@ async fn photograph_all(engine: &BuiltinEngine, documents: &[Document], full: bo
             }
             let straightened_name = format!("{name}-straightened.png");
             let (straightening, _) = straightening_time(&bytes, dump.as_deref().map(|dir| (dir, straightened_name.as_str())));
-            let report = analyse(engine, input(document.category, bytes)).await;
+            let report = analyse(engine, input(document.category, document.file(bytes))).await;
             let got = match &report {
                 Ok(report) => findings(report),
                 Err(error) => format!("error: {error}"),
