@@ -60,22 +60,8 @@ fn main() {
             biometric_consent: false,
         };
         let verdict = runtime.block_on(engine.analyse(input())).map(|r| r.verdict.as_str().to_owned());
-        let mut times: Vec<Duration> = (0..RUNS)
-            .map(|_| {
-                let start = Instant::now();
-                let _ = runtime.block_on(engine.analyse(input()));
-                start.elapsed()
-            })
-            .collect();
-        times.sort();
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        println!(
-            "{label:<26} {:>9.1} {:>9.1} {:>9.1}  {}",
-            ms(times[0]),
-            ms(times[RUNS / 2]),
-            ms(times[RUNS - 1]),
-            verdict.unwrap_or_else(|e| format!("error: {e}"))
-        );
+        let verdict = verdict.unwrap_or_else(|e| format!("error: {e}"));
+        row(label, RUNS, || drop(runtime.block_on(engine.analyse(input()))), &verdict);
     }
     face_rows();
 }

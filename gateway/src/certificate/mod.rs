@@ -260,8 +260,8 @@ mod tests {
         let refused = FaceMatch::NotChecked {
             reason: domain::face_match::NotCheckedReason::NoConsent,
         };
-        let pdf = render(&sample(2), &[], Some(refused), Some(URL)).unwrap();
-        let text = lopdf::Document::load_mem(&pdf).unwrap().extract_text(&[1]).unwrap();
+        let not_compared = render(&sample(2), &[], Some(refused), Some(URL)).unwrap();
+        let text = lopdf::Document::load_mem(&not_compared).unwrap().extract_text(&[1]).unwrap();
         assert!(
             text.contains("Vérifications réalisées (1)") && text.contains("Non comparé"),
             "{text}"
@@ -270,6 +270,7 @@ mod tests {
         if let Ok(path) = std::env::var("SCEAU_CERTIFICATE_SAMPLE") {
             let compared = render(&sample(2), &compared, Some(FaceMatch::Match { similarity: 0.734 }), Some(URL)).unwrap();
             std::fs::write(format!("{path}.face.pdf"), compared).unwrap();
+            std::fs::write(format!("{path}.face-not-compared.pdf"), not_compared).unwrap();
         }
     }
 
