@@ -123,6 +123,16 @@ def _public_https_url(url):
     return plain and name != "localhost" and not name.endswith(".localhost") and not name.replace(".", "").isdigit()
 
 
+def _plain_https_url(url):
+    """Whether a `returnUrl` is surely one the API takes (docs/journey.md, The way back): https, a
+    plain host name (no port, no credentials, no punycode to decode), visible ASCII only and at
+    most 2,048 characters. Other URLs may be taken too; their refusal is not a failure."""
+    if not isinstance(url, str) or len(url) > 2048:
+        return False
+    match = re.fullmatch(r"https://([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)(/[\x21-\x7e]*)?", url)
+    return match is not None and not any(label.lower().startswith("xn--") for label in match.group(1).split("."))
+
+
 def _idempotency_key(case):
     keys = [v for k, v in (case.headers or {}).items() if k.lower() == "idempotency-key"]
     return str(keys[0]) if keys else None
@@ -171,6 +181,11 @@ def documented_refusal(case, response):
         # forgery that the field's description states, which no pattern can.
         if not _public_https_url(body.get("webhookUrl")):
             return "a webhook URL that is not of a public https host"
+    if operation == "POST /api/v1/verifications" and field == "returnUrl" and code == "invalid_request":
+        # https (or http to a host the operator allows) without credentials: a rule on the URL's
+        # parts that the field's description states and `format: uri` cannot.
+        if not _plain_https_url(body.get("returnUrl")):
+            return "a return URL that is not a plain https URL"
     if operation == "POST /api/v1/batches/{id}/documents":
         category = body.get("documentCategory")
         if field == "agencyPostalCode" and code == "invalid_request":

@@ -140,6 +140,10 @@ async fn an_identity_journey_ends_with_a_consultation_its_decision_and_a_signed_
     assert_eq!(s, 200);
     assert!(html.contains("Lien déjà utilisé"), "{html}");
     assert!(!html.contains("conforme") && csrf.is_none());
+    assert!(
+        html.contains("data-testid=\"journey-reference\""),
+        "the session's reference: {html}"
+    );
 
     // The uploads became the consultation's images, served decrypted with the API key; the
     // uploads themselves are then released.

@@ -95,3 +95,88 @@ async fn the_link_is_not_served_again_once_the_journey_started() {
     assert_eq!(read["status"], "started");
     assert_eq!(read["verificationUrl"], json!(null), "{read}");
 }
+
+/// `returnUrl`: checked when the session is created, echoed as given, and offered as the way back
+/// on the pages of a session that has ended, beside its short reference.
+#[tokio::test]
+async fn a_return_url_is_checked_echoed_and_offered_when_the_session_ends() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = svc.admin(&["workflow", "create", "--company", &co.id, "--name", "KYC", "--category", "identite"]);
+    let wf_id = wf["id"].as_str().unwrap();
+    let create = |body: serde_json::Value| svc.post(&co.key, "/api/v1/verifications", body);
+
+    let long = format!("https://banque.example/{}", "a".repeat(2048));
+    for refused in [
+        "http://banque.example/retour",
+        "javascript:alert(1)",
+        "/retour",
+        "https://moi:secret@banque.example/",
+        " https://banque.example/",
+        long.as_str(),
+    ] {
+        let (s, body) = create(json!({ "workflowId": wf_id, "returnUrl": refused })).await;
+        assert_eq!(
+            (s, body["error"].as_str(), body["field"].as_str()),
+            (400, Some("invalid_request"), Some("returnUrl")),
+            "{refused}: {body}"
+        );
+    }
+    let (s, body) = create(json!({ "workflowId": wf_id, "returnUrl": 7 })).await;
+    assert_eq!(s, 400, "{body}");
+
+    // An allow-listed host may take plain http (the test service allows 127.0.0.1).
+    let (s, body) = create(json!({ "workflowId": wf_id, "returnUrl": "http://127.0.0.1:9/retour" })).await;
+    assert_eq!((s, body["returnUrl"].as_str()), (201, Some("http://127.0.0.1:9/retour")), "{body}");
+
+    let given = "https://Banque.example/espace/retour?dossier=42&étape=fin";
+    let (s, session) = create(json!({ "workflowId": wf_id, "returnUrl": given })).await;
+    assert_eq!(s, 201, "{session}");
+    assert_eq!(session["returnUrl"], given, "exactly as given");
+    let id = session["id"].as_str().unwrap();
+    let (_, read) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_eq!(read["returnUrl"], given);
+    let (_, without) = create(json!({ "workflowId": wf_id })).await;
+    assert_eq!(without["returnUrl"], json!(null), "{without}");
+
+    // Both sessions end (expired): the page gives the reference, and the way back only to the first.
+    let db = rusqlite::Connection::open(svc.data_dir().join("sceau.db")).unwrap();
+    db.execute("UPDATE verifications SET expires_at = '2000-01-01T00:00:00Z'", [])
+        .unwrap();
+    let reference = id[id.len() - 8..].to_uppercase();
+    let reference = format!("{}-{}", &reference[..4], &reference[4..]);
+    let page = svc.http.get(session["verificationUrl"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(page.status(), 410);
+    let html = page.text().await.unwrap();
+    let link = scraper_href(&html, "journey-return-link").expect("the way back");
+    assert_eq!(link, given);
+    assert!(
+        html.contains("data-testid=\"journey-reference\"") && html.contains(&reference),
+        "{html}"
+    );
+    let html = svc
+        .http
+        .get(without["verificationUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(scraper_href(&html, "journey-return-link").is_none(), "{html}");
+    assert!(html.contains("data-testid=\"journey-reference\""), "{html}");
+}
+
+/// The `href` of the link with `data-testid`, unescaped as a browser would read it.
+fn scraper_href(html: &str, testid: &str) -> Option<String> {
+    let tag_end = html.find(&format!("data-testid=\"{testid}\""))?;
+    let tag_start = html[..tag_end].rfind("<a ")?;
+    let tag = &html[tag_start..tag_end];
+    let href = tag.split("href=\"").nth(1)?.split('"').next()?;
+    Some(
+        href.replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}

@@ -198,9 +198,25 @@ id_type!(
     |_| format!("evt_{}", random_base62(26))
 );
 
+impl VerificationId {
+    /// What the journey's end page shows the customer to quote to the client: the last eight
+    /// characters of the id, upper case, in two groups (`VRF-20261129-4c1d3f2a91bc` → `3F2A-91BC`).
+    pub fn reference(&self) -> String {
+        let tail = &self.0[self.0.len().saturating_sub(8)..];
+        let upper = tail.to_ascii_uppercase();
+        format!("{}-{}", &upper[..4.min(upper.len())], &upper[4.min(upper.len())..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_reference_is_the_end_of_its_id() {
+        let id = VerificationId::parse("VRF-20261129-4c1d3f2a91bc").unwrap();
+        assert_eq!(id.reference(), "3F2A-91BC");
+    }
 
     #[test]
     fn generated_ids_parse() {

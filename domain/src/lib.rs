@@ -15,6 +15,7 @@ pub mod journey;
 pub mod key_scopes;
 pub mod model;
 pub mod postal;
+pub mod return_url;
 pub mod team;
 pub mod test_mode;
 pub mod time;

@@ -144,6 +144,10 @@ pub struct VerificationSession {
     /// The client's reference, returned as given.
     #[schema(required = true, max_length = 255)]
     pub external_ref: Option<String>,
+    /// Additive: where the journey's end pages send the customer back ("Retour" button), exactly
+    /// as given at creation; `null` when none was given.
+    #[schema(required = true, value_type = Option<String>, format = "uri", max_length = 2048)]
+    pub return_url: Option<crate::return_url::ReturnUrl>,
     pub workflow_id: WorkflowId,
     #[serde(with = "crate::time::serde_millis")]
     pub expires_at: DateTime<Utc>,

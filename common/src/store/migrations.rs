@@ -522,6 +522,11 @@ UPDATE api_keys SET scopes = ''
 ALTER TABLE verifications ADD COLUMN biometric_consent INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE consultations ADD COLUMN face_match TEXT;
 "#,
+    // Where a journey's end pages send the customer back (`ReturnUrl`, checked when the session
+    // is created and stored as given); NULL when the client gave none.
+    r#"
+ALTER TABLE verifications ADD COLUMN return_url TEXT;
+"#,
 ];
 
 /// Brings the schema up to date.

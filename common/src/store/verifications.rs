@@ -9,6 +9,7 @@ use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
 use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
+use ::domain::return_url::ReturnUrl;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -16,7 +17,7 @@ pub fn token_hash(token: &str) -> Vec<u8> {
     ring::digest::digest(&ring::digest::SHA256, token.as_bytes()).as_ref().to_vec()
 }
 
-const COLUMNS: &str = "id, workflow_id, external_ref, status, consultation_id, expires_at, created_at";
+const COLUMNS: &str = "id, workflow_id, external_ref, status, consultation_id, expires_at, created_at, return_url";
 
 /// A session as SQLite holds it ([`COLUMNS`], in order), before its columns are checked.
 struct SessionRow {
@@ -27,6 +28,7 @@ struct SessionRow {
     consultation_id: Option<String>,
     expires_at: String,
     created_at: String,
+    return_url: Option<String>,
 }
 
 fn raw(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
@@ -38,6 +40,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
         consultation_id: r.get(4)?,
         expires_at: r.get(5)?,
         created_at: r.get(6)?,
+        return_url: r.get(7)?,
     })
 }
 
@@ -59,6 +62,7 @@ fn build(r: SessionRow, url: Option<String>, now: DateTime<Utc>) -> Result<Verif
         id: stored(&r.id)?,
         verification_url: url,
         external_ref: r.external_ref,
+        return_url: r.return_url.map(ReturnUrl::stored),
         workflow_id: stored(&r.workflow_id)?,
         expires_at: stored_time(&r.expires_at)?,
         status,
@@ -71,6 +75,7 @@ pub struct NewSession<'a> {
     pub company: &'a CompanyId,
     pub workflow_id: &'a WorkflowId,
     pub external_ref: Option<&'a str>,
+    pub return_url: Option<&'a ReturnUrl>,
     pub expires_in_minutes: i64,
     pub token: &'a str,
     /// The token sealed by the master key, so the link can be shown again.
@@ -82,8 +87,8 @@ pub fn create(tx: &Connection, id: &VerificationId, n: NewSession<'_>, now: Date
     super::workflows::get(tx, n.company, n.workflow_id)?;
     let expires = now + Duration::minutes(n.expires_in_minutes);
     tx.execute(
-        "INSERT INTO verifications (id, company_id, workflow_id, external_ref, token_hash, token_sealed, status, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'created', ?7, ?8)",
-        params![id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, token_hash(n.token), n.token_sealed, crate::time::format(expires), crate::time::format(now)],
+        "INSERT INTO verifications (id, company_id, workflow_id, external_ref, token_hash, token_sealed, status, expires_at, created_at, return_url) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'created', ?7, ?8, ?9)",
+        params![id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, token_hash(n.token), n.token_sealed, crate::time::format(expires), crate::time::format(now), n.return_url.map(ReturnUrl::as_str)],
     )?;
     let row = tx.query_row(&format!("SELECT {COLUMNS} FROM verifications WHERE id = ?1"), [id.as_str()], raw)?;
     build(row, Some(n.url), now)
@@ -101,7 +106,7 @@ pub fn get(
         .query_row(
             &format!("SELECT {COLUMNS}, token_sealed FROM verifications WHERE id = ?1 AND company_id = ?2"),
             [id.as_str(), company.as_str()],
-            |r| Ok((raw(r)?, r.get::<_, Vec<u8>>(7)?)),
+            |r| Ok((raw(r)?, r.get::<_, Vec<u8>>(8)?)),
         )
         .optional()?
         .ok_or(RepoError::NotFound)?;
@@ -127,6 +132,8 @@ pub struct Journey {
     pub uploaded: Vec<JourneySide>,
     /// A session of test mode, which its pages say plainly.
     pub mode: Mode,
+    /// Where the end pages send the customer back, if the client said.
+    pub return_url: Option<ReturnUrl>,
 }
 
 impl Journey {
@@ -142,19 +149,30 @@ pub fn upload_context(company: &CompanyId, id: &VerificationId) -> String {
 }
 
 fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
-    type Row = (String, String, String, String, String, Option<String>, bool);
+    type Row = (String, String, String, String, String, Option<String>, bool, Option<String>);
     let row: Option<Row> = c
         .query_row(
             &format!(
-                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL
+                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL, v.return_url
                  FROM verifications v JOIN workflows w ON w.id = v.workflow_id JOIN companies co ON co.id = v.company_id
                  WHERE {clause}"
             ),
             [key],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            },
         )
         .optional()?;
-    let Some((id, company, category, status, expires_at, csrf_token, test)) = row else {
+    let Some((id, company, category, status, expires_at, csrf_token, test, return_url)) = row else {
         return Ok(None);
     };
     let status = current_status(&status, &expires_at, now)?;
@@ -166,6 +184,7 @@ fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: D
         csrf_token,
         uploaded: Vec::new(),
         mode: if test { Mode::Test } else { Mode::Live },
+        return_url: return_url.map(ReturnUrl::stored),
     }))
 }
 
@@ -561,6 +580,7 @@ mod tests {
                     company: &company,
                     workflow_id: &workflow,
                     external_ref: None,
+                    return_url: None,
                     expires_in_minutes: 60,
                     token: "tok",
                     token_sealed: vec![1],
@@ -649,6 +669,7 @@ mod tests {
                     company: &company,
                     workflow_id: &wf.workflow.id,
                     external_ref: Some("d-1"),
+                    return_url: None,
                     expires_in_minutes: 60,
                     token: "tok",
                     token_sealed: vec![1],
@@ -718,6 +739,7 @@ mod tests {
             company,
             workflow_id: wf,
             external_ref: None,
+            return_url: None,
             expires_in_minutes: 60,
             token,
             token_sealed: vec![1],

@@ -13,6 +13,7 @@ use common::domain::{Decision, ErrorCode, Mode, Verdict, VerificationStatus};
 use common::ids::{VerificationId, WorkflowId};
 use common::model::VerificationSession;
 use common::store::verifications;
+use domain::return_url::ReturnUrl;
 use serde::Deserialize;
 
 /// The body of `POST /api/v1/verifications`. Fields are read loosely, then checked one by one,
@@ -27,6 +28,11 @@ pub struct CreateRequest {
     /// The client's reference, returned as given.
     #[schema(max_length = 255)]
     external_ref: Option<String>,
+    /// Where the journey's end pages send the customer back (a button to the client's site):
+    /// https, or http for a host the operator allows (`SCEAU_WEBHOOK_ALLOW_HOSTS`), without
+    /// credentials. Returned exactly as given.
+    #[schema(format = "uri", max_length = 2048)]
+    return_url: Option<String>,
     /// Validity of the link, in minutes.
     #[serde(default, deserialize_with = "crate::input::whole_number")]
     #[schema(minimum = 5, maximum = 10080, default = 1440)]
@@ -34,6 +40,12 @@ pub struct CreateRequest {
 }
 
 const DEFAULT_EXPIRY_MINUTES: i64 = 1440;
+
+/// The client's `returnUrl`, checked; plain http only to a host the operator allows for webhooks.
+fn return_url(state: &AppState, raw: &str) -> Result<ReturnUrl, ApiError> {
+    ReturnUrl::parse(raw, |url| notifier::destination::is_allow_listed(url, &state.webhook_allow_hosts))
+        .map_err(|e| ApiError::invalid_request("returnUrl", e.to_string()))
+}
 
 pub fn journey_url(base: &str, token: &str) -> String {
     format!("{base}/v/{token}")
@@ -80,6 +92,7 @@ pub async fn create(
         .ok_or_else(|| ApiError::invalid_request("workflowId", "workflowId is required."))?;
     let workflow_id: WorkflowId = workflow_raw.parse().map_err(|_| ApiError::not_found())?;
     let external_ref = external_ref("externalRef", req.external_ref)?;
+    let return_url = req.return_url.as_deref().map(|raw| return_url(&state, raw)).transpose()?;
     let minutes = req.expires_in_minutes.unwrap_or(DEFAULT_EXPIRY_MINUTES);
     if !(5..=10080).contains(&minutes) {
         return Err(ApiError::invalid_request(
@@ -100,6 +113,7 @@ pub async fn create(
                 company: &company,
                 workflow_id: &workflow_id,
                 external_ref: external_ref.as_deref(),
+                return_url: return_url.as_ref(),
                 expires_in_minutes: minutes,
                 token: &token,
                 token_sealed: sealed,

@@ -33,6 +33,10 @@ pub struct Strings {
     pub checking_text: &'static str,
     pub done_title: &'static str,
     pub done_text: &'static str,
+    /// Before the session's short reference on its end pages.
+    pub reference_label: &'static str,
+    /// The button back to the client's site (`returnUrl`).
+    pub return_label: &'static str,
     pub used_title: &'static str,
     pub used_text: &'static str,
     pub expired_title: &'static str,
@@ -77,6 +81,8 @@ pub const FR: Strings = Strings {
     checking_text: "Vos documents ont bien été transmis et sont en cours de vérification. Cela prend quelques instants.",
     done_title: "Merci",
     done_text: "Vos documents ont bien été reçus. Votre interlocuteur vous tiendra informé de la suite.",
+    reference_label: "Référence de votre dossier :",
+    return_label: "Revenir au site",
     used_title: "Lien déjà utilisé",
     used_text: "Vos documents ont déjà été transmis avec ce lien. Merci.",
     expired_title: "Lien expiré",
@@ -119,6 +125,8 @@ pub const EN: Strings = Strings {
     checking_text: "Your documents were received and are being checked. This takes a few moments.",
     done_title: "Thank you",
     done_text: "Your documents were received. Your contact will keep you informed of what comes next.",
+    reference_label: "Your reference:",
+    return_label: "Back to the website",
     used_title: "Link already used",
     used_text: "Your documents were already sent with this link. Thank you.",
     expired_title: "Link expired",

@@ -59,8 +59,16 @@ pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Respo
 /// test-mode session.
 fn ended(status: StatusCode, lang: Lang, journey: &Journey, title: &str, text: &str) -> Response {
     let t = lang.strings();
-    let body = templates::ended(t, journey.mode, title, text);
+    let body = templates::ended(t, journey.mode, title, text, &end(journey));
     respond(status, lang, templates::document(t, title, None, body, false))
+}
+
+/// The reference and the way back every end of the session shows.
+fn end(journey: &Journey) -> templates::End<'_> {
+    templates::End {
+        reference: journey.id.reference(),
+        return_url: journey.return_url.as_ref().map(|url| url.as_str()),
+    }
 }
 
 /// The data the script needs, as JSON (see `templates::configuration`).
@@ -92,14 +100,21 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         DocumentCategory::Identite => t.intro_identity,
         DocumentCategory::Administratif => t.intro_document,
     };
-    let body = templates::form(t, journey.mode, journey.category, intro, &config(t, token, journey, false));
+    let body = templates::form(
+        t,
+        journey.mode,
+        journey.category,
+        intro,
+        &config(t, token, journey, false),
+        &end(journey),
+    );
     respond(StatusCode::OK, lang, templates::document(t, t.title, Some(csrf), body, true))
 }
 
 /// A submitted session: the "being checked" state, polling until the result is recorded.
 pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
     let t = lang.strings();
-    let body = templates::checking(t, journey.mode, &config(t, token, journey, true));
+    let body = templates::checking(t, journey.mode, &config(t, token, journey, true), &end(journey));
     // The script reads a CSRF meta even when it will not write; an empty one keeps it simple.
     respond(StatusCode::OK, lang, templates::document(t, t.checking_title, Some(""), body, true))
 }

@@ -52,16 +52,36 @@ fn test_banner(t: &Strings, mode: Mode) -> Markup {
     }
 }
 
-/// A session that has ended: its title and sentence, after the test banner of a test session.
-pub fn ended(t: &Strings, mode: Mode, title: &str, text: &str) -> Markup {
+/// What every end of a session shows: its short reference, and the way back to the client when
+/// the client gave one.
+pub struct End<'a> {
+    pub reference: String,
+    pub return_url: Option<&'a str>,
+}
+
+fn way_back(t: &Strings, end: &End<'_>) -> Markup {
+    html! {
+        p.reference data-testid="journey-reference" {
+            (t.reference_label) " " strong { (end.reference) }
+        }
+        @if let Some(url) = end.return_url {
+            p { a.button href=(url) data-testid="journey-return-link" { (t.return_label) } }
+        }
+    }
+}
+
+/// A session that has ended: its title and sentence, after the test banner of a test session,
+/// then its reference and the way back.
+pub fn ended(t: &Strings, mode: Mode, title: &str, text: &str, end: &End<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
         (message(title, text))
+        (way_back(t, end))
     }
 }
 
 /// The capture form, its later states and the script's configuration.
-pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, config: &str) -> Markup {
+pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, config: &str, end: &End<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
         form id="journey" novalidate {
@@ -77,16 +97,16 @@ pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, co
             button type="submit" id="submit" { (t.submit) }
             p.small { (t.privacy) }
         }
-        (after_sections(t, true))
+        (after_sections(t, true, end))
         (configuration(config))
     }
 }
 
 /// A submitted session: the "being checked" state, then the thank-you.
-pub fn checking(t: &Strings, mode: Mode, config: &str) -> Markup {
+pub fn checking(t: &Strings, mode: Mode, config: &str, end: &End<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
-        (after_sections(t, false))
+        (after_sections(t, false, end))
         (configuration(config))
     }
 }
@@ -135,7 +155,7 @@ fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> Mark
 }
 
 /// The "being checked" and thank-you sections; the script shows one after the other.
-fn after_sections(t: &Strings, checking_hidden: bool) -> Markup {
+fn after_sections(t: &Strings, checking_hidden: bool, end: &End<'_>) -> Markup {
     html! {
         section id="checking" hidden[checking_hidden] {
             h1 id="checking-title" tabindex="-1" { (t.checking_title) }
@@ -145,6 +165,7 @@ fn after_sections(t: &Strings, checking_hidden: bool) -> Markup {
         section id="done" hidden {
             h1 id="done-title" tabindex="-1" { (t.done_title) }
             p { (t.done_text) }
+            (way_back(t, end))
         }
     }
 }
@@ -162,6 +183,28 @@ mod tests {
     use super::*;
     use crate::i18n::Lang;
 
+    fn end(return_url: Option<&str>) -> End<'_> {
+        End {
+            reference: "3F2A-91BC".into(),
+            return_url,
+        }
+    }
+
+    #[test]
+    fn an_ended_session_gives_its_reference_and_the_way_back_only_when_there_is_one() {
+        let t = Lang::Fr.strings();
+        let url = "https://banque.example/retour?a=1&b=\"2\"";
+        let page = ended(t, Mode::Live, t.expired_title, t.expired_text, &end(Some(url))).into_string();
+        assert!(page.contains("data-testid=\"journey-reference\""), "{page}");
+        assert!(page.contains("3F2A-91BC"), "{page}");
+        assert!(
+            page.contains("href=\"https://banque.example/retour?a=1&amp;b=&quot;2&quot;\" data-testid=\"journey-return-link\""),
+            "escaped, and so exactly the URL once parsed: {page}"
+        );
+        let page = ended(t, Mode::Live, t.used_title, t.used_text, &end(None)).into_string();
+        assert!(page.contains("3F2A-91BC") && !page.contains("journey-return-link"), "{page}");
+    }
+
     #[test]
     fn interpolations_are_escaped_and_the_configuration_cannot_close_its_element() {
         let t = Lang::Fr.strings();
@@ -177,7 +220,7 @@ mod tests {
     #[test]
     fn the_form_asks_for_each_file_of_the_category() {
         let t = Lang::En.strings();
-        let page = form(t, Mode::Live, DocumentCategory::Identite, t.intro_identity, "{}").into_string();
+        let page = form(t, Mode::Live, DocumentCategory::Identite, t.intro_identity, "{}", &end(None)).into_string();
         assert!(!page.contains("journey-test-mode"), "a live session says nothing of test mode");
         for id in ["front", "back", "selfie"] {
             assert!(
@@ -193,9 +236,9 @@ mod tests {
     #[test]
     fn a_test_session_says_so_first_on_its_form_and_while_it_is_checked() {
         let t = Lang::Fr.strings();
-        let form = form(t, Mode::Test, DocumentCategory::Administratif, t.intro_document, "{}").into_string();
-        let checking = checking(t, Mode::Test, "{}").into_string();
-        let ended = ended(t, Mode::Test, t.used_title, t.used_text).into_string();
+        let form = form(t, Mode::Test, DocumentCategory::Administratif, t.intro_document, "{}", &end(None)).into_string();
+        let checking = checking(t, Mode::Test, "{}", &end(None)).into_string();
+        let ended = ended(t, Mode::Test, t.used_title, t.used_text, &end(None)).into_string();
         for page in [form, checking, ended] {
             let banner = page.find("data-testid=\"journey-test-mode\"").expect("the banner");
             assert!(page[banner..].contains("TEST — Parcours de test"), "{page}");

@@ -301,6 +301,7 @@ fn schemas_match_the_serialised_models() {
         id: VerificationId::generate(now),
         verification_url: Some("https://sceau.example/v/abc".into()),
         external_ref: None,
+        return_url: Some(domain::return_url::ReturnUrl::parse("https://banque.example/retour", |_| false).unwrap()),
         workflow_id: workflow.id.clone(),
         expires_at: now,
         status: VerificationStatus::Created,
