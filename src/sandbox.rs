@@ -5,6 +5,7 @@
 use crate::output;
 use common::config::Config;
 use common::document::{self, PageCountTask};
+use common::logo::{self, LogoTask};
 use common::sandbox::escape::{self, EscapeTask};
 use common::sandbox::isolation::{self, FsPolicy, Policy};
 use common::sandbox::protocol::{Request, Response};
@@ -66,6 +67,10 @@ pub fn run(args: SandboxArgs) -> ExitCode {
         PageCountTask::NAME => child::answer::<PageCountTask>(request, |task, files| match files.first() {
             Some(bytes) => document::page_count(task.kind, bytes),
             None => Err(document::DocumentError::Empty),
+        }),
+        LogoTask::NAME => child::answer::<LogoTask>(request, |_, files| match files.first() {
+            Some(bytes) => logo::answer(bytes),
+            None => Err(logo::LogoError::NotAnImage),
         }),
         AnalyseTask::NAME => analyser.answer(request),
         EscapeTask::NAME if escape_enabled => child::answer::<EscapeTask>(request, |task, _| escape::attempt(task)),

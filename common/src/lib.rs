@@ -7,6 +7,7 @@ pub mod config;
 pub mod crypto;
 pub mod deadlines;
 pub mod document;
+pub mod logo;
 pub mod mail;
 pub mod membership;
 pub mod messages;

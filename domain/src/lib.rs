@@ -4,6 +4,7 @@
 //! Redis or the network, so every other crate can depend on it.
 pub mod analysis;
 pub mod batch;
+pub mod branding;
 pub mod catalogue;
 pub mod country;
 pub mod decision;

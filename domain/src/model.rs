@@ -129,6 +129,8 @@ pub struct Company {
     pub mode: Mode,
     #[serde(with = "crate::time::serde_millis")]
     pub created_at: DateTime<Utc>,
+    /// What its customers' journeys show of it (shared by the test account, like the settings).
+    pub journey: crate::branding::JourneySettings,
 }
 
 /// A verification session: one journey link for one end customer.

@@ -32,6 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(journey::uploads::upload))
         .routes(routes!(journey::uploads::submit))
         .routes(routes!(journey::uploads::status))
+        .routes(routes!(journey::logo::logo))
         .routes(routes!(authenticity::page))
         .fallback(|| async { crate::error::ApiError::not_found() })
 }

@@ -4,7 +4,13 @@ use super::{id_arg, Ctx};
 use crate::output;
 use common::domain::{Licence, Mode};
 use common::ids::CompanyId;
+use common::logo::{self, LogoError, LogoRefusal};
+use common::sandbox::{Sandbox, SandboxCommand, PAGE_COUNT_ADDRESS_SPACE_MB};
+use common::store::branding::{self, Change, JourneyUpdate, ReencodedLogo};
 use common::store::{companies, consultations, RepoError};
+use domain::branding::{
+    AccentColor, DisplayName, InvalidSetting, PolicyUrl, PrivacyContact, PrivacyController, PrivacyPurpose, MAX_LOGO_BYTES,
+};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -31,7 +37,8 @@ enum Command {
         #[arg(value_parser = id_arg::<CompanyId>)]
         id: CompanyId,
     },
-    /// Change AI use and/or image retention.
+    /// Change AI use, image retention, and what the company's journeys show its customers (an
+    /// empty value clears a journey setting).
     Set {
         #[arg(value_parser = id_arg::<CompanyId>)]
         id: CompanyId,
@@ -42,6 +49,8 @@ enum Command {
         /// Confirms a lower retention that deletes images now (the command says how many).
         #[arg(long)]
         yes: bool,
+        #[command(flatten)]
+        journey: JourneyArgs,
     },
     /// Make a new webhook secret current (the previous one keeps signing for 24 h).
     RotateSecret {
@@ -51,6 +60,85 @@ enum Command {
         #[arg(long)]
         test: bool,
     },
+}
+
+/// The journey settings of `company set`, as the portal's "Parcours client" section names them.
+#[derive(clap::Args)]
+struct JourneyArgs {
+    /// The name customers know the company by (80 characters at most).
+    #[arg(long)]
+    display_name: Option<String>,
+    /// A PNG or JPEG file of at most 200 KB, re-encoded by Sceau before it is served.
+    #[arg(long, value_name = "FILE")]
+    logo: Option<std::path::PathBuf>,
+    /// The journey's accent colour, as #RRGGBB.
+    #[arg(long, value_name = "#RRGGBB")]
+    accent: Option<String>,
+    /// Who is responsible for the processing (GDPR art. 13), e.g. the bank's legal name.
+    #[arg(long)]
+    privacy_controller: Option<String>,
+    /// Where customers exercise their rights: the DPO's e-mail or address.
+    #[arg(long)]
+    privacy_contact: Option<String>,
+    /// Why the documents are asked for, in the company's words.
+    #[arg(long)]
+    privacy_purpose: Option<String>,
+    /// The company's privacy policy (https).
+    #[arg(long, value_name = "URL")]
+    privacy_policy_url: Option<String>,
+}
+
+/// One text setting: absent keeps it, empty clears it, anything else is parsed.
+fn change<T>(raw: Option<&str>, parse: impl Fn(&str) -> Result<T, InvalidSetting>) -> Result<Change<T>, RepoError> {
+    match raw.map(str::trim) {
+        None => Ok(None),
+        Some("") => Ok(Some(None)),
+        Some(value) => parse(value).map(|v| Some(Some(v))).map_err(|e| RepoError::Invalid {
+            field: e.field,
+            message: format!("{}: {}", e.field, e.message),
+        }),
+    }
+}
+
+impl JourneyArgs {
+    /// The update these flags ask for; a logo is re-encoded in a sandbox child first.
+    async fn update(&self) -> Result<JourneyUpdate, RepoError> {
+        let logo = match self.logo.as_deref() {
+            None => None,
+            Some(path) if path.as_os_str().is_empty() => Some(None),
+            Some(path) => Some(Some(reencode_logo(path).await?)),
+        };
+        Ok(JourneyUpdate {
+            display_name: change(self.display_name.as_deref(), DisplayName::parse)?,
+            accent_color: change(self.accent.as_deref(), AccentColor::parse)?,
+            logo,
+            privacy_controller: change(self.privacy_controller.as_deref(), PrivacyController::parse)?,
+            privacy_contact: change(self.privacy_contact.as_deref(), PrivacyContact::parse)?,
+            privacy_purpose: change(self.privacy_purpose.as_deref(), PrivacyPurpose::parse)?,
+            privacy_policy_url: change(self.privacy_policy_url.as_deref(), PolicyUrl::parse)?,
+        })
+    }
+}
+
+/// Reads the logo file (at most 200 KB: a bigger one is refused before it is read whole) and has
+/// a sandbox child re-encode it; this process, which may hold keys, never decodes it.
+async fn reencode_logo(path: &std::path::Path) -> Result<ReencodedLogo, RepoError> {
+    let invalid = |message: String| RepoError::Invalid { field: "logo", message };
+    let size = std::fs::metadata(path)
+        .map_err(|e| invalid(format!("{}: {e}", path.display())))?
+        .len();
+    if size > MAX_LOGO_BYTES as u64 {
+        return Err(invalid(LogoError::TooLarge.to_string()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+    let command = SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)
+        .map_err(|e| RepoError::Refused(format!("cannot start the sandbox: {e}")))?
+        .with_cpu_deadline(logo::DEADLINE * 2);
+    let sandbox = Sandbox::new(command, 1);
+    logo::reencode_in(&sandbox, &bytes).await.map_err(|refusal| match refusal {
+        LogoRefusal::Logo(e) => invalid(e.to_string()),
+        LogoRefusal::Sandbox(e) => RepoError::Refused(format!("the logo cannot be checked now: {e}")),
+    })
 }
 
 /// As the portal's settings page does, a retention that deletes images now is applied only once
@@ -99,21 +187,30 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
             ai,
             retention_days,
             yes,
+            journey,
         } => {
-            if ai.is_none() && retention_days.is_none() {
+            let journey = journey.update().await?;
+            if ai.is_none() && retention_days.is_none() && journey.is_empty() {
                 return Err(RepoError::Invalid {
                     field: "ai",
-                    message: "give --ai and/or --retention-days".into(),
+                    message: "give --ai, --retention-days or a journey setting (--display-name, --logo, --accent, --privacy-…)".into(),
                 });
             }
             if let (Some(days), false) = (retention_days, yes) {
                 confirm_retention(ctx, &id, days, now).await?;
             }
             let ai = ai.map(|a| a == "on");
-            Ok(output::print(
-                ctx.json,
-                &ctx.store.write(move |tx| companies::set(tx, &id, ai, retention_days)).await?,
-            ))
+            let company = ctx
+                .store
+                .write(move |tx| {
+                    let company = companies::set(tx, &id, ai, retention_days)?;
+                    if journey.is_empty() {
+                        return Ok(company);
+                    }
+                    branding::set_journey(tx, &id, &journey)
+                })
+                .await?;
+            Ok(output::print(ctx.json, &company))
         }
         Command::RotateSecret { id, test } => {
             let (company, keys) = (id.clone(), ctx.keys()?);

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod journey_settings;
 mod keys_batches;
 mod results;
 mod roles;

@@ -17,6 +17,7 @@ use crate::crypto::webhook_signature::{generate_secret, generate_secret_for};
 use crate::domain::{DocumentCategory, Licence, Mode};
 use crate::ids::CompanyId;
 use crate::model::{Company, WorkflowRules};
+use ::domain::branding::JourneySettings;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -28,7 +29,12 @@ pub struct Created {
     pub webhook_secret: String,
 }
 
-const COLUMNS: &str = "id, name, licence, ai_enabled, retention_days, created_at, two_factor_required, test_of IS NOT NULL";
+/// A company (`c`) with the journey settings of its live company (`live`, itself for a live one):
+/// a test account shows its customers what the company set, as it shares its workflows.
+const COLUMNS: &str = "c.id, c.name, c.licence, c.ai_enabled, c.retention_days, c.created_at, c.two_factor_required,
+    c.test_of IS NOT NULL AS test_account, live.display_name, live.accent_color, live.logo IS NOT NULL AS has_logo,
+    live.privacy_controller, live.privacy_contact, live.privacy_purpose, live.privacy_policy_url";
+const FROM: &str = "companies c JOIN companies live ON live.id = coalesce(c.test_of, c.id)";
 
 /// A company as SQLite holds it, before its columns are checked.
 struct CompanyRow {
@@ -40,18 +46,20 @@ struct CompanyRow {
     created_at: String,
     two_factor_required: bool,
     test_account: bool,
+    journey: JourneySettings,
 }
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<CompanyRow> {
     Ok(CompanyRow {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        licence: r.get(2)?,
-        ai_enabled: r.get(3)?,
-        retention_days: r.get(4)?,
-        created_at: r.get(5)?,
-        two_factor_required: r.get(6)?,
-        test_account: r.get(7)?,
+        id: r.get("id")?,
+        name: r.get("name")?,
+        licence: r.get("licence")?,
+        ai_enabled: r.get("ai_enabled")?,
+        retention_days: r.get("retention_days")?,
+        created_at: r.get("created_at")?,
+        two_factor_required: r.get("two_factor_required")?,
+        test_account: r.get("test_account")?,
+        journey: super::branding::settings(r)?,
     })
 }
 
@@ -65,6 +73,7 @@ fn build(row: CompanyRow) -> Result<Company, RepoError> {
         two_factor_required: row.two_factor_required,
         mode: if row.test_account { Mode::Test } else { Mode::Live },
         created_at: stored_time(&row.created_at)?,
+        journey: row.journey,
     })
 }
 
@@ -122,7 +131,7 @@ pub fn create(tx: &Connection, name: &str, licence: Licence, keys: &MasterKeys, 
 
 pub fn get(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
     let row = c
-        .query_row(&format!("SELECT {COLUMNS} FROM companies WHERE id = ?1"), [id.as_str()], from_row)
+        .query_row(&format!("SELECT {COLUMNS} FROM {FROM} WHERE c.id = ?1"), [id.as_str()], from_row)
         .optional()?
         .ok_or(RepoError::NotFound)?;
     build(row)
@@ -131,7 +140,7 @@ pub fn get(c: &Connection, id: &CompanyId) -> Result<Company, RepoError> {
 /// The companies, without their test accounts.
 pub fn list(c: &Connection) -> Result<Vec<Company>, RepoError> {
     let mut stmt = c.prepare(&format!(
-        "SELECT {COLUMNS} FROM companies WHERE test_of IS NULL ORDER BY created_at, id"
+        "SELECT {COLUMNS} FROM {FROM} WHERE c.test_of IS NULL ORDER BY c.created_at, c.id"
     ))?;
     let rows = stmt.query_map([], from_row)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter().map(build).collect()

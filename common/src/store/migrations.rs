@@ -527,6 +527,19 @@ ALTER TABLE consultations ADD COLUMN face_match TEXT;
     r#"
 ALTER TABLE verifications ADD COLUMN return_url TEXT;
 "#,
+    // What a company's journeys show of it (`domain::branding`), on its live row only (a test
+    // account reads its company's); the logo as Sceau re-encoded it (PNG). A workflow may name
+    // the journey otherwise.
+    r#"
+ALTER TABLE companies ADD COLUMN display_name TEXT;
+ALTER TABLE companies ADD COLUMN accent_color TEXT;
+ALTER TABLE companies ADD COLUMN logo BLOB;
+ALTER TABLE companies ADD COLUMN privacy_controller TEXT;
+ALTER TABLE companies ADD COLUMN privacy_contact TEXT;
+ALTER TABLE companies ADD COLUMN privacy_purpose TEXT;
+ALTER TABLE companies ADD COLUMN privacy_policy_url TEXT;
+ALTER TABLE workflows ADD COLUMN display_name TEXT;
+"#,
 ];
 
 /// Brings the schema up to date.

@@ -5,6 +5,7 @@
 pub mod api_keys;
 pub mod audit;
 pub mod batches;
+pub mod branding;
 pub mod companies;
 pub mod consultations;
 pub mod dashboard;

@@ -9,6 +9,7 @@ use crate::messages::{Job, JobSource, JobV1};
 use crate::model::VerificationSession;
 use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
+use ::domain::branding::{DisplayName, JourneySettings};
 use ::domain::return_url::ReturnUrl;
 use chrono::{DateTime, Duration, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -134,6 +135,30 @@ pub struct Journey {
     pub mode: Mode,
     /// Where the end pages send the customer back, if the client said.
     pub return_url: Option<ReturnUrl>,
+    /// Whom the customer is dealing with, as every page says.
+    pub company: JourneyCompany,
+}
+
+/// The company behind a journey, as its pages present it.
+#[derive(Debug, Clone)]
+pub struct JourneyCompany {
+    /// The company's own name, when it set no display name.
+    pub name: String,
+    /// The workflow's name for its journeys, which wins over the company's display name.
+    pub workflow_display_name: Option<DisplayName>,
+    pub settings: JourneySettings,
+    /// Days its results' images are kept: the privacy notice says so.
+    pub retention_days: u32,
+}
+
+impl JourneyCompany {
+    /// The name on every page: the workflow's, else the company's display name, else its name.
+    pub fn display_name(&self) -> &str {
+        self.workflow_display_name
+            .as_ref()
+            .or(self.settings.display_name.as_ref())
+            .map_or(self.name.as_str(), DisplayName::as_str)
+    }
 }
 
 impl Journey {
@@ -149,43 +174,74 @@ pub fn upload_context(company: &CompanyId, id: &VerificationId) -> String {
 }
 
 fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: DateTime<Utc>) -> Result<Option<Journey>, RepoError> {
-    type Row = (String, String, String, String, String, Option<String>, bool, Option<String>);
-    let row: Option<Row> = c
+    let row = c
         .query_row(
             &format!(
-                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL, v.return_url
+                "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL AS test,
+                        v.return_url, w.display_name AS workflow_display_name, live.name AS company_name, co.retention_days,
+                        live.display_name, live.accent_color, live.logo IS NOT NULL AS has_logo, live.privacy_controller,
+                        live.privacy_contact, live.privacy_purpose, live.privacy_policy_url
                  FROM verifications v JOIN workflows w ON w.id = v.workflow_id JOIN companies co ON co.id = v.company_id
+                 JOIN companies live ON live.id = coalesce(co.test_of, co.id)
                  WHERE {clause}"
             ),
             [key],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ))
-            },
+            |r| Ok((JourneyRow::read(r)?, super::branding::settings(r)?)),
         )
         .optional()?;
-    let Some((id, company, category, status, expires_at, csrf_token, test, return_url)) = row else {
+    let Some((row, settings)) = row else {
         return Ok(None);
     };
-    let status = current_status(&status, &expires_at, now)?;
+    let status = current_status(&row.status, &row.expires_at, now)?;
     Ok(Some(Journey {
-        id: stored(&id)?,
-        company_id: stored(&company)?,
-        category: stored(&category)?,
+        id: stored(&row.id)?,
+        company_id: stored(&row.company_id)?,
+        category: stored(&row.category)?,
         status,
-        csrf_token,
+        csrf_token: row.csrf_token,
         uploaded: Vec::new(),
-        mode: if test { Mode::Test } else { Mode::Live },
-        return_url: return_url.map(ReturnUrl::stored),
+        mode: if row.test { Mode::Test } else { Mode::Live },
+        return_url: row.return_url.map(ReturnUrl::stored),
+        company: JourneyCompany {
+            name: row.company_name,
+            workflow_display_name: row.workflow_display_name.map(DisplayName::stored),
+            settings,
+            retention_days: row.retention_days,
+        },
     }))
+}
+
+/// A journey's row as SQLite holds it, read by column name.
+struct JourneyRow {
+    id: String,
+    company_id: String,
+    category: String,
+    status: String,
+    expires_at: String,
+    csrf_token: Option<String>,
+    test: bool,
+    return_url: Option<String>,
+    workflow_display_name: Option<String>,
+    company_name: String,
+    retention_days: u32,
+}
+
+impl JourneyRow {
+    fn read(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: r.get("id")?,
+            company_id: r.get("company_id")?,
+            category: r.get("category")?,
+            status: r.get("status")?,
+            expires_at: r.get("expires_at")?,
+            csrf_token: r.get("csrf_token")?,
+            test: r.get("test")?,
+            return_url: r.get("return_url")?,
+            workflow_display_name: r.get("workflow_display_name")?,
+            company_name: r.get("company_name")?,
+            retention_days: r.get("retention_days")?,
+        })
+    }
 }
 
 /// The journey behind a link, if any (read only: status polls and session endpoints).

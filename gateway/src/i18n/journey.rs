@@ -6,6 +6,8 @@ use common::domain::DocumentCategory;
 pub struct Strings {
     pub code: &'static str,
     pub title: &'static str,
+    /// After the company's name in the title of a session's pages.
+    pub title_suffix: &'static str,
     pub intro_identity: &'static str,
     pub intro_document: &'static str,
     pub front: &'static str,
@@ -54,6 +56,7 @@ pub struct Strings {
 pub const FR: Strings = Strings {
     code: "fr",
     title: "Vérification de document",
+    title_suffix: "vérification d'identité",
     intro_identity: "Prenez en photo votre pièce d’identité (recto, puis verso si elle en a un), puis votre visage.",
     intro_document: "Transmettez le document demandé, en PDF ou en photo.",
     front: "Recto de la pièce d’identité",
@@ -98,6 +101,7 @@ pub const FR: Strings = Strings {
 pub const EN: Strings = Strings {
     code: "en",
     title: "Document verification",
+    title_suffix: "identity verification",
     intro_identity: "Take a photo of your identity document (front, then back if it has one), then of your face.",
     intro_document: "Send the requested document, as a PDF or a photo.",
     front: "Front of the identity document",

@@ -7,6 +7,7 @@ pub mod authenticity;
 pub mod journey;
 pub mod labels;
 pub mod portal;
+pub mod privacy;
 
 use axum::http::{header, HeaderMap};
 

@@ -9,7 +9,7 @@ use crate::client_addr::ClientAddr;
 use crate::error::ApiError;
 use crate::html;
 use crate::i18n::journey::Strings;
-use crate::i18n::Lang;
+use crate::i18n::{privacy, Lang};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -20,47 +20,85 @@ use common::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
 use maud::Markup;
-use std::sync::OnceLock;
 
-/// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash,
+/// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash
+/// (and the company's theme, see `templates::theme`), images from the same origin (the logo) and
 /// previews from `blob:` URLs, requests to the same origin, no framing, no form posts elsewhere.
-fn content_security_policy() -> &'static str {
-    static CSP: OnceLock<String> = OnceLock::new();
-    CSP.get_or_init(|| {
-        let hash = |s: &str| base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, s.as_bytes()));
-        format!(
-            "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; img-src blob:; connect-src 'self'; \
-             base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            hash(JS),
-            hash(CSS)
-        )
-    })
+fn content_security_policy(theme: Option<&str>) -> String {
+    let hash = |s: &str| base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, s.as_bytes()));
+    let theme = theme.map(|css| format!(" 'sha256-{}'", hash(css))).unwrap_or_default();
+    format!(
+        "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'{theme}; img-src 'self' blob:; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        hash(JS),
+        hash(CSS)
+    )
 }
 
-fn respond(status: StatusCode, lang: Lang, page: Markup) -> Response {
-    let mut response = html::page(status, lang, content_security_policy(), page.into_string());
+/// A page as the templates made it, with its head.
+struct Page<'a> {
+    status: StatusCode,
+    title: &'a str,
+    csrf: Option<&'a str>,
+    body: Markup,
+    script: bool,
+    theme: Option<String>,
+}
+
+fn respond(lang: Lang, page: Page<'_>) -> Response {
+    let t = lang.strings();
+    let csp = content_security_policy(page.theme.as_deref());
+    let html = templates::document(t, page.title, page.csrf, page.body, page.script, page.theme.as_deref());
+    let mut response = html::page(page.status, lang, &csp, html.into_string());
     response
         .headers_mut()
         .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
 
-/// A page with a title and one sentence: unknown, expired, used links and errors.
+/// What every page of a session shows of its company: its logo and name, its colours.
+fn brand(token: &str, journey: &Journey) -> Markup {
+    templates::brand(&journey.company, &format!("/v/{token}/logo"))
+}
+
+fn theme(journey: &Journey) -> Option<String> {
+    journey.company.settings.accent_color.map(templates::theme)
+}
+
+/// "<display name> — vérification d'identité".
+fn session_title(t: &Strings, journey: &Journey) -> String {
+    format!("{} — {}", journey.company.display_name(), t.title_suffix)
+}
+
+/// A page with a title and one sentence: unknown links and errors (no session, so no company).
 pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Response {
-    let t = lang.strings();
-    respond(
+    let page_title = format!("{title} — Sceau");
+    let page = Page {
         status,
-        lang,
-        templates::document(t, title, None, templates::message(title, text), false),
-    )
+        title: &page_title,
+        csrf: None,
+        body: templates::message(title, text),
+        script: false,
+        theme: None,
+    };
+    respond(lang, page)
 }
 
 /// The page of a session that has ended (expired, or its link used), with the test banner of a
-/// test-mode session.
-fn ended(status: StatusCode, lang: Lang, journey: &Journey, title: &str, text: &str) -> Response {
+/// test-mode session, under its company's name.
+fn ended(status: StatusCode, lang: Lang, token: &str, journey: &Journey, title: &str, text: &str) -> Response {
     let t = lang.strings();
-    let body = templates::ended(t, journey.mode, title, text, &end(journey));
-    respond(status, lang, templates::document(t, title, None, body, false))
+    let body = templates::ended(t, journey.mode, brand(token, journey), title, text, &end(journey));
+    let page_title = session_title(t, journey);
+    let page = Page {
+        status,
+        title: &page_title,
+        csrf: None,
+        body,
+        script: false,
+        theme: theme(journey),
+    };
+    respond(lang, page)
 }
 
 /// The reference and the way back every end of the session shows.
@@ -100,23 +138,54 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         DocumentCategory::Identite => t.intro_identity,
         DocumentCategory::Administratif => t.intro_document,
     };
+    let notice = privacy::notice(lang, &journey.company, journey.category);
+    let config = config(t, token, journey, false);
+    let end = end(journey);
     let body = templates::form(
         t,
-        journey.mode,
-        journey.category,
-        intro,
-        &config(t, token, journey, false),
-        &end(journey),
+        &templates::FormPage {
+            mode: journey.mode,
+            category: journey.category,
+            brand: brand(token, journey),
+            intro,
+            notice: &notice,
+            config: &config,
+            end: &end,
+        },
     );
-    respond(StatusCode::OK, lang, templates::document(t, t.title, Some(csrf), body, true))
+    let title = session_title(t, journey);
+    let page = Page {
+        status: StatusCode::OK,
+        title: &title,
+        csrf: Some(csrf),
+        body,
+        script: true,
+        theme: theme(journey),
+    };
+    respond(lang, page)
 }
 
 /// A submitted session: the "being checked" state, polling until the result is recorded.
 pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
     let t = lang.strings();
-    let body = templates::checking(t, journey.mode, &config(t, token, journey, true), &end(journey));
+    let body = templates::checking(
+        t,
+        journey.mode,
+        brand(token, journey),
+        &config(t, token, journey, true),
+        &end(journey),
+    );
+    let title = session_title(t, journey);
     // The script reads a CSRF meta even when it will not write; an empty one keeps it simple.
-    respond(StatusCode::OK, lang, templates::document(t, t.checking_title, Some(""), body, true))
+    let page = Page {
+        status: StatusCode::OK,
+        title: &title,
+        csrf: Some(""),
+        body,
+        script: true,
+        theme: theme(journey),
+    };
+    respond(lang, page)
 }
 
 pub fn unknown(lang: Lang) -> Response {
@@ -220,7 +289,7 @@ pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: 
     match (journey.status, journey.csrf_token.as_deref()) {
         (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &journey, csrf),
         (VerificationStatus::Submitted, _) => checking(lang, &token, &journey),
-        (VerificationStatus::Expired, _) => ended(StatusCode::GONE, lang, &journey, t.expired_title, t.expired_text),
-        _ => ended(StatusCode::OK, lang, &journey, t.used_title, t.used_text),
+        (VerificationStatus::Expired, _) => ended(StatusCode::GONE, lang, &token, &journey, t.expired_title, t.expired_text),
+        _ => ended(StatusCode::OK, lang, &token, &journey, t.used_title, t.used_text),
     }
 }

@@ -4,14 +4,17 @@
 
 use super::assets::{CSS, JS};
 use crate::i18n::journey::Strings;
+use crate::i18n::privacy::Notice;
 use common::document::accept_attribute;
 use common::domain::{DocumentCategory, JourneySide, Mode};
 use common::journey::JourneyFile;
+use common::store::verifications::JourneyCompany;
+use domain::branding::AccentColor;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 /// A whole page: `csrf` is the session's token for the script's writes, `script` whether the
-/// page runs the journey's script.
-pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, script: bool) -> Markup {
+/// page runs the journey's script, `theme` the company's colours (see [`theme`]).
+pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, script: bool, theme: Option<&str>) -> Markup {
     html! {
         (DOCTYPE)
         html lang=(t.code) {
@@ -22,14 +25,54 @@ pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, scri
                 @if let Some(csrf) = csrf {
                     meta name="csrf-token" content=(csrf);
                 }
-                title { (title) " — Sceau" }
+                title { (title) }
                 style { (PreEscaped(CSS)) }
+                @if let Some(theme) = theme {
+                    style { (PreEscaped(theme)) }
+                }
             }
             body {
                 main { (body) }
                 @if script {
                     script { (PreEscaped(JS)) }
                 }
+            }
+        }
+    }
+}
+
+/// The company's accent as CSS custom properties (a checked `#rrggbb` and its legible text
+/// colour: nothing a client typed reaches the stylesheet otherwise).
+pub fn theme(accent: AccentColor) -> String {
+    format!(":root{{--accent:{};--on-accent:{}}}", accent.hex(), accent.text_hex())
+}
+
+/// Who is asking, at the top of every page of a session: the company's logo and name.
+pub fn brand(company: &JourneyCompany, logo_url: &str) -> Markup {
+    let name = company.display_name();
+    html! {
+        header.brand {
+            @if company.settings.has_logo {
+                img.logo src=(logo_url) alt="" data-testid="journey-logo";
+            }
+            p.company data-testid="journey-company-name" { (name) }
+        }
+    }
+}
+
+/// The privacy notice, before anything is asked of the customer.
+fn privacy_notice(notice: &Notice) -> Markup {
+    html! {
+        section.privacy data-testid="journey-privacy" aria-labelledby="privacy-title" {
+            h2 id="privacy-title" { (notice.heading) }
+            dl {
+                @for line in &notice.lines {
+                    dt { (line.label) }
+                    dd { (line.text) }
+                }
+            }
+            @if let Some((url, words)) = &notice.policy {
+                p { a href=(url) data-testid="journey-privacy-link" rel="noopener" { (words) } }
             }
         }
     }
@@ -72,21 +115,35 @@ fn way_back(t: &Strings, end: &End<'_>) -> Markup {
 
 /// A session that has ended: its title and sentence, after the test banner of a test session,
 /// then its reference and the way back.
-pub fn ended(t: &Strings, mode: Mode, title: &str, text: &str, end: &End<'_>) -> Markup {
+pub fn ended(t: &Strings, mode: Mode, brand: Markup, title: &str, text: &str, end: &End<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
+        (brand)
         (message(title, text))
         (way_back(t, end))
     }
 }
 
 /// The capture form, its later states and the script's configuration.
-pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, config: &str, end: &End<'_>) -> Markup {
+pub struct FormPage<'a> {
+    pub mode: Mode,
+    pub category: DocumentCategory,
+    pub brand: Markup,
+    pub intro: &'a str,
+    pub notice: &'a Notice,
+    pub config: &'a str,
+    pub end: &'a End<'a>,
+}
+
+pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
+    let (mode, category, config, end) = (page.mode, page.category, page.config, page.end);
     html! {
         (test_banner(t, mode))
+        (page.brand)
         form id="journey" novalidate {
             h1 id="journey-title" tabindex="-1" { (t.title) }
-            p { (intro) }
+            p { (page.intro) }
+            (privacy_notice(page.notice))
             @for file in JourneySide::of(category) {
                 @if file.side == JourneySide::Selfie {
                     (consent_step(t))
@@ -103,9 +160,10 @@ pub fn form(t: &Strings, mode: Mode, category: DocumentCategory, intro: &str, co
 }
 
 /// A submitted session: the "being checked" state, then the thank-you.
-pub fn checking(t: &Strings, mode: Mode, config: &str, end: &End<'_>) -> Markup {
+pub fn checking(t: &Strings, mode: Mode, brand: Markup, config: &str, end: &End<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
+        (brand)
         (after_sections(t, false, end))
         (configuration(config))
     }
@@ -181,7 +239,8 @@ fn configuration(json: &str) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::i18n::Lang;
+    use crate::i18n::{privacy, Lang};
+    use domain::branding::{DisplayName, JourneySettings};
 
     fn end(return_url: Option<&str>) -> End<'_> {
         End {
@@ -190,26 +249,80 @@ mod tests {
         }
     }
 
+    fn company(logo: bool) -> JourneyCompany {
+        JourneyCompany {
+            name: "Banque <Exemple> SA".into(),
+            workflow_display_name: None,
+            settings: JourneySettings {
+                has_logo: logo,
+                ..JourneySettings::default()
+            },
+            retention_days: 30,
+        }
+    }
+
+    fn brand_of(company: &JourneyCompany) -> Markup {
+        brand(company, "/v/tok/logo")
+    }
+
+    fn form_page(t: &Strings, mode: Mode, category: DocumentCategory) -> String {
+        let company = company(false);
+        let notice = privacy::notice(Lang::Fr, &company, category);
+        let page = FormPage {
+            mode,
+            category,
+            brand: brand_of(&company),
+            intro: t.intro_identity,
+            notice: &notice,
+            config: "{}",
+            end: &end(None),
+        };
+        form(t, &page).into_string()
+    }
+
     #[test]
     fn an_ended_session_gives_its_reference_and_the_way_back_only_when_there_is_one() {
         let t = Lang::Fr.strings();
         let url = "https://banque.example/retour?a=1&b=\"2\"";
-        let page = ended(t, Mode::Live, t.expired_title, t.expired_text, &end(Some(url))).into_string();
+        let brand = || brand_of(&company(false));
+        let page = ended(t, Mode::Live, brand(), t.expired_title, t.expired_text, &end(Some(url))).into_string();
         assert!(page.contains("data-testid=\"journey-reference\""), "{page}");
         assert!(page.contains("3F2A-91BC"), "{page}");
         assert!(
             page.contains("href=\"https://banque.example/retour?a=1&amp;b=&quot;2&quot;\" data-testid=\"journey-return-link\""),
             "escaped, and so exactly the URL once parsed: {page}"
         );
-        let page = ended(t, Mode::Live, t.used_title, t.used_text, &end(None)).into_string();
+        assert!(page.contains("Banque &lt;Exemple&gt; SA"), "the company's name, escaped: {page}");
+        let page = ended(t, Mode::Live, brand(), t.used_title, t.used_text, &end(None)).into_string();
         assert!(page.contains("3F2A-91BC") && !page.contains("journey-return-link"), "{page}");
+    }
+
+    #[test]
+    fn the_brand_shows_the_logo_only_when_there_is_one_and_the_workflow_name_first() {
+        assert!(!brand_of(&company(false)).into_string().contains("journey-logo"));
+        let mut with_logo = company(true);
+        let page = brand_of(&with_logo).into_string();
+        assert!(
+            page.contains("<img class=\"logo\" src=\"/v/tok/logo\" alt=\"\" data-testid=\"journey-logo\">"),
+            "{page}"
+        );
+        with_logo.workflow_display_name = Some(DisplayName::parse("Crédit Exemple").unwrap());
+        assert!(brand_of(&with_logo).into_string().contains(">Crédit Exemple</p>"));
+    }
+
+    #[test]
+    fn the_accent_reaches_the_stylesheet_only_as_a_checked_colour() {
+        assert_eq!(
+            theme(AccentColor::parse("#FFE600").unwrap()),
+            ":root{--accent:#ffe600;--on-accent:#111111}"
+        );
     }
 
     #[test]
     fn interpolations_are_escaped_and_the_configuration_cannot_close_its_element() {
         let t = Lang::Fr.strings();
-        let page = document(t, "<b>x</b>", Some("\"><script>"), message("<i>", "a & b"), false).into_string();
-        assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt; — Sceau</title>"), "{page}");
+        let page = document(t, "<b>x</b>", Some("\"><script>"), message("<i>", "a & b"), false, None).into_string();
+        assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt;</title>"), "{page}");
         assert!(page.contains("content=\"&quot;&gt;&lt;script&gt;\""), "{page}");
         assert!(page.contains("<h1>&lt;i&gt;</h1><p>a &amp; b</p>"), "{page}");
         assert!(!page.contains("<script>"), "no script on a message page");
@@ -218,9 +331,9 @@ mod tests {
     }
 
     #[test]
-    fn the_form_asks_for_each_file_of_the_category() {
+    fn the_form_asks_for_each_file_of_the_category_after_the_privacy_notice() {
         let t = Lang::En.strings();
-        let page = form(t, Mode::Live, DocumentCategory::Identite, t.intro_identity, "{}", &end(None)).into_string();
+        let page = form_page(t, Mode::Live, DocumentCategory::Identite);
         assert!(!page.contains("journey-test-mode"), "a live session says nothing of test mode");
         for id in ["front", "back", "selfie"] {
             assert!(
@@ -231,14 +344,16 @@ mod tests {
         assert!(page.contains("capture=\"user\""));
         assert_eq!(page.matches(" required aria-required=\"true\"").count(), 2, "back is optional");
         assert!(!page.contains("id=\"document\""));
+        let notice = page.find("data-testid=\"journey-privacy\"").expect("the notice");
+        assert!(notice < page.find("type=\"file\"").unwrap(), "before any upload");
     }
 
     #[test]
     fn a_test_session_says_so_first_on_its_form_and_while_it_is_checked() {
         let t = Lang::Fr.strings();
-        let form = form(t, Mode::Test, DocumentCategory::Administratif, t.intro_document, "{}", &end(None)).into_string();
-        let checking = checking(t, Mode::Test, "{}", &end(None)).into_string();
-        let ended = ended(t, Mode::Test, t.used_title, t.used_text, &end(None)).into_string();
+        let form = form_page(t, Mode::Test, DocumentCategory::Administratif);
+        let checking = checking(t, Mode::Test, brand_of(&company(false)), "{}", &end(None)).into_string();
+        let ended = ended(t, Mode::Test, brand_of(&company(false)), t.used_title, t.used_text, &end(None)).into_string();
         for page in [form, checking, ended] {
             let banner = page.find("data-testid=\"journey-test-mode\"").expect("the banner");
             assert!(page[banner..].contains("TEST — Parcours de test"), "{page}");

@@ -35,6 +35,7 @@ const OPERATIONS: &[(&str, &str, &str, bool)] = &[
     ("uploadJourneyFile", "post", "/v/{token}/files/{side}", false),
     ("submitJourney", "post", "/v/{token}/submit", false),
     ("getJourneyStatus", "get", "/v/{token}/status", false),
+    ("getJourneyLogo", "get", "/v/{token}/logo", false),
     ("authenticityPage", "get", "/authenticite/{link}", false),
 ];
 

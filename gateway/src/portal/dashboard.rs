@@ -74,7 +74,22 @@ pub async fn page(State(state): State<AppState>, signed: Signed, Query(q): Query
             signed.member().role.may(Permission::ManageWorkflows).then_some("/portal/workflows"),
         ),
     ];
+    let privacy_link = signed
+        .member()
+        .role
+        .may(Permission::ManageSettings)
+        .then_some("/portal/settings#journey");
     let body = html! {
+        // GDPR art. 13: the journey must name the controller and a contact; until the company
+        // does, its customers see a notice built from its name, and the company is told here.
+        @if signed.company.journey.privacy_incomplete() {
+            p.flash.error role="note" data-testid="privacy-warning" {
+                (t.privacy_incomplete)
+                @if let Some(href) = privacy_link {
+                    " " a href=(href) { (t.journey_title) }
+                }
+            }
+        }
         div.cards {
             @for (label, n, link) in cards {
                 div.card {

@@ -61,6 +61,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/portal/settings", get(settings::page).post(settings::save))
         .route("/portal/settings/confirm", get(settings::confirm_page))
+        .route(
+            settings::journey::PATH,
+            post(settings::journey::save).layer(axum::extract::DefaultBodyLimit::max(settings::journey::BODY_LIMIT)),
+        )
         .route("/portal/audit", get(audit_log::page))
         .route("/portal/audit.csv", get(audit_log::export))
         .route("/portal/usage", get(usage::page))

@@ -1,8 +1,10 @@
-//! Company settings (PORTAL.md page 9): AI use, image retention and the two-factor requirement,
-//! through the same store operations as `sceau admin company set`; the API obeys them at once.
+//! Company settings: AI use, image retention and the two-factor requirement, through the same
+//! store operations as `sceau admin company set`; the API obeys them at once. The "Parcours
+//! client" section ([`journey`]) has its own form.
 //! A lower retention is saved only once confirmed ([`confirm`]): it deletes images.
 
 mod confirm;
+pub mod journey;
 
 pub use confirm::page as confirm_page;
 
@@ -28,11 +30,20 @@ pub struct Flash {
 pub async fn page(signed: Signed, Query(q): Query<Flash>) -> PortalResult<Response> {
     signed.require(Permission::ManageSettings)?;
     let t = signed.lang.portal();
-    let notice = (q.flash.as_deref() == Some("saved")).then_some(Notice::Ok(t.settings_saved));
-    Ok(render(&signed, notice, &signed.company.retention_days.to_string()))
+    let notice = match q.flash.as_deref() {
+        Some("saved") => Some(Notice::Ok(t.settings_saved)),
+        Some("journey") => Some(Notice::Ok(t.journey_saved)),
+        _ => None,
+    };
+    Ok(render(&signed, notice, &signed.company.retention_days.to_string(), None))
 }
 
-fn render(signed: &Signed, notice: Option<Notice<'_>>, retention: &str) -> Response {
+/// The page after a refused "Parcours client" form, which shows again what the member filled.
+fn render_with_journey(signed: &Signed, notice: Option<Notice<'_>>, filled: &journey::Filled) -> Response {
+    render(signed, notice, &signed.company.retention_days.to_string(), Some(filled))
+}
+
+fn render(signed: &Signed, notice: Option<Notice<'_>>, retention: &str, journey: Option<&journey::Filled>) -> Response {
     let t = signed.lang.portal();
     let c = &signed.company;
     let body = html! {
@@ -51,6 +62,10 @@ fn render(signed: &Signed, notice: Option<Notice<'_>>, retention: &str) -> Respo
                 label for="twoFactorRequired" { (t.two_factor_for_all) }
             }
             button type="submit" { (t.save) }
+        }
+        @match journey {
+            Some(filled) => (journey::section(signed, filled)),
+            None => (journey::section(signed, &journey::Filled::current(&c.journey))),
         }
     };
     layout::page(signed, "/portal/settings", t.settings_title, notice, body)
@@ -75,7 +90,7 @@ pub async fn save(State(state): State<AppState>, signed: Signed, Form(form): For
     let retention = match form.retention_days.trim().parse::<u32>() {
         Ok(days) if days <= 3650 => days,
         _ => {
-            let page = render(&signed, Some(Notice::Error(t.invalid_retention)), &form.retention_days);
+            let page = render(&signed, Some(Notice::Error(t.invalid_retention)), &form.retention_days, None);
             return Ok(layout::with_status(page, StatusCode::UNPROCESSABLE_ENTITY));
         }
     };
