@@ -310,3 +310,120 @@ async fn journey_pages_stay_small() {
     let (_, html, _) = open(&svc, &svc.url("/v/doesnotexist"), None).await;
     eprintln!("unknown-link page: {} bytes", html.len());
 }
+
+/// The company's name, logo and colour on every page of its journeys, and its privacy notice
+/// before any upload, as set by the operator's CLI; a workflow may name its journeys otherwise,
+/// and a test session shows what the company set.
+#[tokio::test]
+async fn the_journey_presents_the_company_and_its_privacy_notice() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let dir = tempfile_dir(&svc);
+    let logo = dir.join("logo.jpg");
+    let picture = image::RgbImage::from_fn(1200, 300, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 200]));
+    picture.save_with_format(&logo, image::ImageFormat::Jpeg).unwrap();
+    let uploaded = std::fs::read(&logo).unwrap();
+    let set = svc.admin(&[
+        "company",
+        "set",
+        &co.id,
+        "--display-name",
+        "Banque Exemple",
+        "--logo",
+        logo.to_str().unwrap(),
+        "--accent",
+        "#FFE600",
+        "--privacy-controller",
+        "Banque Exemple SA, 1 rue de la Paix, 75002 Paris",
+        "--privacy-contact",
+        "dpo@banque.example",
+        "--privacy-policy-url",
+        "https://banque.example/confidentialite?a=1&b=2",
+        "--retention-days",
+        "45",
+    ]);
+    assert_eq!(set["journey"]["hasLogo"], true, "{set}");
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { url, .. } = session(&svc, &co, &wf, "dossier-7").await;
+
+    let page = svc.http.get(&url).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<title>Banque Exemple — vérification d'identité</title>"), "{html}");
+    assert!(html.contains("data-testid=\"journey-company-name\">Banque Exemple</p>"), "{html}");
+    let token = url.rsplit('/').next().unwrap();
+    assert!(
+        html.contains(&format!("src=\"/v/{token}/logo\" alt=\"\" data-testid=\"journey-logo\"")),
+        "{html}"
+    );
+    assert!(html.contains(":root{--accent:#ffe600;--on-accent:#111111}"), "{html}");
+    assert_eq!(
+        csp.matches("'sha256-").count(),
+        3,
+        "the script, the stylesheet and the theme: {csp}"
+    );
+    let notice = &html[html.find("data-testid=\"journey-privacy\"").expect("the notice")..];
+    assert!(
+        html.find("data-testid=\"journey-privacy\"") < html.find("type=\"file\""),
+        "before any upload"
+    );
+    for words in [
+        "Banque Exemple SA, 1 rue de la Paix, 75002 Paris",
+        "dpo@banque.example",
+        "conservés 45 jours",
+        "sous-traitant",
+    ] {
+        assert!(notice.contains(words), "{words}: {notice}");
+    }
+    assert!(
+        notice.contains("href=\"https://banque.example/confidentialite?a=1&amp;b=2\" data-testid=\"journey-privacy-link\""),
+        "{notice}"
+    );
+
+    // The logo as Sceau re-encoded it: a PNG scaled to the page, never the bytes uploaded.
+    let served = svc.http.get(format!("{url}/logo")).send().await.unwrap();
+    assert_eq!(served.status(), 200);
+    assert_eq!(served.headers()["content-type"], "image/png");
+    let served = served.bytes().await.unwrap();
+    assert!(served.as_ref() != uploaded.as_slice());
+    let decoded = image::load_from_memory_with_format(&served, image::ImageFormat::Png).unwrap();
+    assert_eq!(
+        (decoded.width(), decoded.height()),
+        (576, 144),
+        "{}×{}",
+        decoded.width(),
+        decoded.height()
+    );
+
+    // A workflow's own name wins; a test session shows the company as the live one does.
+    svc.admin(&["workflow", "set-display-name", &wf, "Crédit Exemple"]);
+    let test = Company {
+        id: co.id.clone(),
+        key: svc.admin(&["key", "create", "--company", &co.id, "--test"])["key"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        secret: co.secret.clone(),
+    };
+    let Session { url, .. } = session(&svc, &test, &wf, "dossier-test").await;
+    let html = svc.http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("<title>Crédit Exemple — vérification d'identité</title>"), "{html}");
+    assert!(
+        html.contains("data-testid=\"journey-test-mode\"") && html.contains("journey-logo"),
+        "{html}"
+    );
+    assert_eq!(svc.http.get(format!("{url}/logo")).send().await.unwrap().status(), 200);
+
+    // Without a logo, the page shows none and the route answers 404.
+    svc.admin(&["company", "set", &co.id, "--no-logo"]);
+    let html = svc.http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(!html.contains("journey-logo"), "{html}");
+    assert_eq!(svc.http.get(format!("{url}/logo")).send().await.unwrap().status(), 404);
+}
+
+/// A directory of the test's own, removed with the service's data.
+fn tempfile_dir(svc: &Service) -> std::path::PathBuf {
+    let dir = svc.data_dir().join("inputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

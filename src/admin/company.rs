@@ -71,6 +71,9 @@ struct JourneyArgs {
     /// A PNG or JPEG file of at most 200 KB, re-encoded by Sceau before it is served.
     #[arg(long, value_name = "FILE")]
     logo: Option<std::path::PathBuf>,
+    /// Removes the logo: the journey then shows the name alone.
+    #[arg(long, conflicts_with = "logo")]
+    no_logo: bool,
     /// The journey's accent colour, as #RRGGBB.
     #[arg(long, value_name = "#RRGGBB")]
     accent: Option<String>,
@@ -103,10 +106,10 @@ fn change<T>(raw: Option<&str>, parse: impl Fn(&str) -> Result<T, InvalidSetting
 impl JourneyArgs {
     /// The update these flags ask for; a logo is re-encoded in a sandbox child first.
     async fn update(&self) -> Result<JourneyUpdate, RepoError> {
-        let logo = match self.logo.as_deref() {
-            None => None,
-            Some(path) if path.as_os_str().is_empty() => Some(None),
-            Some(path) => Some(Some(reencode_logo(path).await?)),
+        let logo = match (self.logo.as_deref(), self.no_logo) {
+            (Some(path), _) => Some(Some(reencode_logo(path).await?)),
+            (None, true) => Some(None),
+            (None, false) => None,
         };
         Ok(JourneyUpdate {
             display_name: change(self.display_name.as_deref(), DisplayName::parse)?,

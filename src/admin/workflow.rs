@@ -9,6 +9,7 @@ use common::ids::{CompanyId, WorkflowId};
 use common::model::WorkflowDetail;
 use common::model::WorkflowRules;
 use common::store::{companies, workflows, RepoError};
+use domain::branding::DisplayName;
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -51,6 +52,13 @@ enum Command {
         webhook_url: Option<String>,
         #[arg(long)]
         test_webhook_url: Option<String>,
+    },
+    /// Name the workflow's customer journeys otherwise than the company's display name (an empty
+    /// name gives them the company's again).
+    SetDisplayName {
+        #[arg(value_parser = id_arg::<WorkflowId>)]
+        id: WorkflowId,
+        name: String,
     },
     /// Send a `verification.test` event to the workflow's (live) webhook URL.
     TestWebhook {
@@ -102,6 +110,24 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 })
                 .await?;
             Ok(output::print(ctx.json, &with_new_secret(&created, secret)?))
+        }
+        Command::SetDisplayName { id, name } => {
+            let name = match name.trim() {
+                "" => None,
+                given => Some(DisplayName::parse(given).map_err(|e| RepoError::Invalid {
+                    field: "name",
+                    message: format!("the display name {}", e.message),
+                })?),
+            };
+            let shown = name.as_ref().map(|n| n.as_str().to_owned());
+            let workflow = id.clone();
+            ctx.store
+                .write(move |tx| {
+                    let company = workflows::get_any(tx, &workflow)?.company_id;
+                    workflows::set_display_name(tx, &company, &workflow, name.as_ref())
+                })
+                .await?;
+            Ok(output::print(ctx.json, &json!({ "id": id, "displayName": shown })))
         }
         Command::SetWebhook {
             id,

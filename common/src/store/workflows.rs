@@ -8,6 +8,7 @@ use crate::ids::{CompanyId, ConsultationId, EventId, WorkflowId};
 use crate::model::{Workflow, WorkflowDetail, WorkflowRules};
 use crate::telemetry::RequestId;
 use crate::webhook::{ConsultationOutcome, WebhookEvent};
+use ::domain::branding::DisplayName;
 use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -146,6 +147,16 @@ fn is_default_batch(tx: &Connection, id: &WorkflowId) -> Result<bool, RepoError>
 
 /// Sets (or, with `None`, removes) where the workflow's `verification.*` events go. The caller
 /// has checked the destination (`notifier::validate_url`, with the operator's allow-list).
+/// Names the workflow's journeys otherwise than the company's display name (`None`: its name).
+pub fn set_display_name(tx: &Connection, company: &CompanyId, id: &WorkflowId, name: Option<&DisplayName>) -> Result<(), RepoError> {
+    get(tx, company, id)?;
+    tx.execute(
+        &format!("UPDATE workflows SET display_name = ?3 WHERE id = ?1 AND {}", workflows_of(2)),
+        params![id.as_str(), company.as_str(), name.map(DisplayName::as_str)],
+    )?;
+    Ok(())
+}
+
 pub fn set_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, url: Option<&str>) -> Result<WorkflowDetail, RepoError> {
     get(tx, company, id)?;
     tx.execute(
