@@ -6,6 +6,7 @@ use crate::output;
 use common::config::Config;
 use common::document::{self, PageCountTask};
 use common::logo::{self, LogoTask};
+use common::photo_quality::{self, QualityTask};
 use common::sandbox::escape::{self, EscapeTask};
 use common::sandbox::isolation::{self, FsPolicy, Policy};
 use common::sandbox::protocol::{Request, Response};
@@ -71,6 +72,10 @@ pub fn run(args: SandboxArgs) -> ExitCode {
         LogoTask::NAME => child::answer::<LogoTask>(request, |_, files| match files.first() {
             Some(bytes) => logo::answer(bytes),
             None => Err(logo::LogoError::NotAnImage),
+        }),
+        QualityTask::NAME => child::answer::<QualityTask>(request, |task, files| match files.first() {
+            Some(bytes) => photo_quality::answer(task, bytes),
+            None => Ok(Vec::new()),
         }),
         AnalyseTask::NAME => analyser.answer(request),
         EscapeTask::NAME if escape_enabled => child::answer::<EscapeTask>(request, |task, _| escape::attempt(task)),

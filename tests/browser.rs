@@ -44,7 +44,8 @@ async fn a_customer_sends_an_identity_document_from_a_phone_browser() {
 
     // The page, in the browser's language (French).
     b.client.goto(&url).await.expect("open the journey");
-    assert_eq!(b.client.title().await.unwrap(), "Vérification de document — Sceau");
+    assert_eq!(b.client.title().await.unwrap(), "Test SA — vérification d'identité");
+    assert_eq!(b.text_of_css("[data-testid=journey-company-name]").await, "Test SA");
     assert_eq!(b.text("journey-title").await, "Vérification de document");
     let html = b.client.find(fantoccini::Locator::Css("html")).await.unwrap();
     assert_eq!(html.attr("lang").await.unwrap().as_deref(), Some("fr"));
@@ -275,7 +276,7 @@ async fn a_customer_who_comes_back_while_the_documents_are_checked_gets_the_than
     b.client.goto(&url).await.unwrap();
     b.wait(WAIT, "the checking page", || async { b.displayed("checking").await.then_some(()) })
         .await;
-    assert_eq!(b.client.title().await.unwrap(), "Vérification en cours — Sceau");
+    assert_eq!(b.client.title().await.unwrap(), "Test SA — vérification d'identité");
     b.screenshot("checking-page").await;
     set_status(&svc, &id, "completed");
     b.wait(WAIT, "the thank-you section after the checking page", || async {

@@ -427,3 +427,67 @@ fn tempfile_dir(svc: &Service) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Each upload's answer carries the quick look's warnings: a blurred photo is stored and told so,
+/// a sharp one draws nothing, a PDF is not looked at; none blocks the journey.
+#[tokio::test]
+async fn an_upload_answers_its_photo_s_warnings_and_keeps_the_file() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
+    let (_, _, csrf) = open(&svc, &url, None).await;
+    let csrf = csrf.unwrap();
+
+    let sharp = sample("sample-passeport-td3-valide.jpg");
+    let blurred = {
+        let image = image::load_from_memory(&sharp).unwrap();
+        let mut bytes = Vec::new();
+        image
+            .blur(4.0)
+            .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Jpeg)
+            .unwrap();
+        bytes
+    };
+    let (s, body) = upload(&svc, &url, "front", Some(&csrf), blurred, "image/jpeg").await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(body["warnings"][0]["code"], "blurry", "{body}");
+    assert!(
+        body["warnings"][0]["message"].as_str().unwrap().contains("floue"),
+        "French by default: {body}"
+    );
+    assert_eq!(uploads_stored(&svc, &id), 1, "a warning never refuses the file");
+
+    let r = svc
+        .http
+        .post(format!("{url}/files/front"))
+        .header("x-csrf-token", &csrf)
+        .header("accept-language", "en")
+        .body(sharp)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["warnings"], json!([]), "{body}");
+
+    let tiny = {
+        let mut bytes = Vec::new();
+        image::RgbImage::from_fn(300, 200, |x, y| image::Rgb([((x * y) % 256) as u8, (x % 256) as u8, 40]))
+            .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+            .unwrap();
+        bytes
+    };
+    let r = svc
+        .http
+        .post(format!("{url}/files/back"))
+        .header("x-csrf-token", &csrf)
+        .header("accept-language", "en")
+        .body(tiny)
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["warnings"][0]["code"], "low_resolution", "{body}");
+    assert!(body["warnings"][0]["message"].as_str().unwrap().contains("too small"), "{body}");
+}

@@ -12,6 +12,7 @@ pub mod mail;
 pub mod membership;
 pub mod messages;
 pub mod pdf_prescan;
+pub mod photo_quality;
 pub mod private_fs;
 pub mod qr;
 pub mod queue;

@@ -29,6 +29,19 @@ wire_enum!(
     }
 );
 
+wire_enum!(
+    /// What the quick look at an uploaded photo found that may keep it from being read: a warning
+    /// the page shows beside the file, with a way to take it again; never a refusal.
+    UploadWarning {
+        /// Too few pixels to read the document's text (or to see the face).
+        LowResolution => "low_resolution",
+        /// Out of focus or shaken: edges and print are smeared.
+        Blurry => "blurry",
+        /// A patch of light burnt out part of the document.
+        Glare => "glare",
+    }
+);
+
 /// One file of a journey, and whether it must be there before submitting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JourneyFile {

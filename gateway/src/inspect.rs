@@ -7,7 +7,9 @@
 use crate::edge_turns::{EdgeTurns, Sender};
 use crate::error::ApiError;
 use common::document::{self, DocumentError, FileKind, PageCountTask};
+use common::photo_quality::QualityTask;
 use common::sandbox::{Sandbox, SandboxError};
+use domain::journey::{JourneySide, UploadWarning};
 use std::time::{Duration, Instant};
 
 /// CPU time one PDF's page count may use: a genuine one-page PDF takes milliseconds.
@@ -55,6 +57,32 @@ pub async fn page_count(
                 "The document cannot be checked right now; retry shortly.",
                 RETRY_AFTER_SECONDS,
             ))
+        }
+    }
+}
+
+/// CPU time the quick look at a photo may take: decoding a 12-megapixel JPEG and measuring it at
+/// 800 px takes about half a second unoptimised.
+pub const QUALITY_DEADLINE: Duration = Duration::from_secs(3);
+
+/// The quick look at a journey photo (`common::photo_quality`), in a sandbox child. It only ever
+/// adds advice: when no child is free in time, or the look fails, the answer is "nothing to say",
+/// and the upload stands.
+pub async fn photo_warnings(sandbox: &Sandbox, turns: &EdgeTurns, sender: Sender, side: JourneySide, bytes: &[u8]) -> Vec<UploadWarning> {
+    let started = Instant::now();
+    let Some(_turn) = turns.take(sender, WAIT).await else {
+        return Vec::new();
+    };
+    let wait = WAIT.saturating_sub(started.elapsed());
+    match sandbox.run_within(&QualityTask { side }, &[bytes], QUALITY_DEADLINE, wait).await {
+        Ok(Ok(warnings)) => warnings,
+        Ok(Err(why)) => {
+            tracing::debug!(%why, "a journey photo could not be looked at");
+            Vec::new()
+        }
+        Err(error) => {
+            tracing::warn!(%error, "no quick look at a journey photo");
+            Vec::new()
         }
     }
 }

@@ -257,7 +257,7 @@ impl Browser {
         self.text_of_css("body").await
     }
 
-    async fn text_of_css(&self, css: &str) -> String {
+    pub async fn text_of_css(&self, css: &str) -> String {
         self.client
             .find(Locator::Css(css))
             .await

@@ -1,7 +1,8 @@
 //! The journey's words in French and English.
 
 use common::document::{describe_accepted, AcceptedWords};
-use common::domain::DocumentCategory;
+use common::domain::{DocumentCategory, JourneySide};
+use domain::journey::UploadWarning;
 
 pub struct Strings {
     pub code: &'static str,
@@ -51,6 +52,20 @@ pub struct Strings {
     pub busy_title: &'static str,
     /// The banner of a test-mode session's pages.
     pub test_mode: &'static str,
+    /// One line of advice per file, under its label, beside a drawing of the framing.
+    pub advice_front: &'static str,
+    pub advice_back: &'static str,
+    pub advice_selfie: &'static str,
+    pub advice_document: &'static str,
+    /// The quick look's warnings (`UploadWarning`), for a document and for a selfie.
+    pub warn_low_resolution: &'static str,
+    pub warn_low_resolution_selfie: &'static str,
+    pub warn_blurry: &'static str,
+    pub warn_blurry_selfie: &'static str,
+    pub warn_glare: &'static str,
+    /// After a warning: the photo is kept unless the customer takes it again.
+    pub warn_keep: &'static str,
+    pub retake: &'static str,
 }
 
 pub const FR: Strings = Strings {
@@ -96,6 +111,18 @@ pub const FR: Strings = Strings {
     error_text: "Réessayez dans quelques instants.",
     busy_title: "Trop de tentatives",
     test_mode: "TEST — Parcours de test : ce n’est pas une vérification réelle, son résultat n’a aucune valeur.",
+    advice_front: "Pièce à plat sur un fond sombre, bien éclairée, sans reflet : ses quatre coins dans le cadre, le texte net.",
+    advice_back: "Le verso de la même façon, les lignes du bas bien lisibles.",
+    advice_selfie: "Votre visage de face et en entier, bien éclairé, sans lunettes de soleil ni couvre-chef.",
+    advice_document: "Le document entier, à plat, lisible, sans ombre ni reflet ; un PDF convient aussi.",
+    warn_low_resolution:
+        "La photo est trop petite pour lire le document : rapprochez-vous, avec l’appareil photo plutôt qu’une capture d’écran.",
+    warn_low_resolution_selfie: "La photo est trop petite : rapprochez le téléphone de votre visage.",
+    warn_blurry: "La photo semble floue : tenez le téléphone immobile et touchez l’écran pour faire la mise au point.",
+    warn_blurry_selfie: "La photo semble floue : tenez le téléphone immobile, à bout de bras.",
+    warn_glare: "Un reflet masque une partie du document : inclinez-le un peu ou éloignez-le de la lumière.",
+    warn_keep: "Vous pouvez aussi la garder telle quelle.",
+    retake: "Reprendre la photo",
 };
 
 pub const EN: Strings = Strings {
@@ -141,9 +168,42 @@ pub const EN: Strings = Strings {
     error_text: "Try again in a few moments.",
     busy_title: "Too many attempts",
     test_mode: "TEST — Test journey: this is not a real verification, and its result has no value.",
+    advice_front: "The document flat on a dark surface, well lit, without glare: its four corners in the frame, the text sharp.",
+    advice_back: "The back the same way, with the bottom lines easy to read.",
+    advice_selfie: "Your whole face, from the front, well lit, without sunglasses or a hat.",
+    advice_document: "The whole document, flat, readable, without shadow or glare; a PDF is fine too.",
+    warn_low_resolution: "The photo is too small to read the document: come closer, and use the camera rather than a screenshot.",
+    warn_low_resolution_selfie: "The photo is too small: bring the phone closer to your face.",
+    warn_blurry: "The photo looks blurred: hold the phone still and tap the screen to focus.",
+    warn_blurry_selfie: "The photo looks blurred: hold the phone still, at arm's length.",
+    warn_glare: "Glare hides part of the document: tilt it a little or move it away from the light.",
+    warn_keep: "You may also keep it as it is.",
+    retake: "Take the photo again",
 };
 
 impl Strings {
+    /// The advice under a file's label.
+    pub fn advice(&self, side: JourneySide) -> &'static str {
+        match side {
+            JourneySide::Front => self.advice_front,
+            JourneySide::Back => self.advice_back,
+            JourneySide::Selfie => self.advice_selfie,
+            JourneySide::Document => self.advice_document,
+        }
+    }
+
+    /// A warning of the quick look at a photo of `side`, in words.
+    pub fn upload_warning(&self, warning: UploadWarning, side: JourneySide) -> &'static str {
+        let selfie = side == JourneySide::Selfie;
+        match warning {
+            UploadWarning::LowResolution if selfie => self.warn_low_resolution_selfie,
+            UploadWarning::LowResolution => self.warn_low_resolution,
+            UploadWarning::Blurry if selfie => self.warn_blurry_selfie,
+            UploadWarning::Blurry => self.warn_blurry,
+            UploadWarning::Glare => self.warn_glare,
+        }
+    }
+
     /// Under a file field: what it takes, e.g. "Une photo JPEG, PNG ou WebP, 10 Mo maximum."
     pub fn file_hint(&self, category: DocumentCategory) -> String {
         let formats = describe_accepted(category, self.format_words);

@@ -14,14 +14,21 @@ function poll(){var x=new XMLHttpRequest();x.open('GET',c.base+'/status');
 x.onload=function(){var s='';try{s=JSON.parse(x.responseText).status}catch(e){}
 if(s==='completed')show('done');else if(s==='expired')location.reload();else setTimeout(poll,2000)};
 x.onerror=function(){setTimeout(poll,4000)};x.send()}
+function warn(s,x){var box=d.getElementById(s.id+'-warnings'),w=[];try{w=JSON.parse(x.responseText).warnings||[]}catch(e){}
+box.textContent='';if(!w.length)return;
+w.forEach(function(k){var p=d.createElement('p');p.className='warn';p.setAttribute('data-testid','upload-quality-warning');p.textContent=k.message;box.appendChild(p)});
+var n=d.createElement('p');n.className='small';n.textContent=t.warnKeep;box.appendChild(n);
+var b=d.createElement('button');b.type='button';b.className='retake';b.setAttribute('data-testid','upload-retake');b.textContent=t.retake;
+b.addEventListener('click',function(){var i=d.getElementById(s.id);i.value='';i.click()});box.appendChild(b)}
 function upload(s,f){var m=d.getElementById(s.id+'-msg'),bar=d.getElementById(s.id+'-progress'),x=new XMLHttpRequest();
 x.open('POST',c.base+'/files/'+s.id);x.setRequestHeader('X-CSRF-Token',csrf);x.setRequestHeader('Content-Type',f.type);
 bar.hidden=false;bar.value=0;say(m,t.uploading,'');
 x.upload.onprogress=function(e){if(e.lengthComputable)bar.value=Math.round(100*e.loaded/e.total)};
-x.onload=function(){if(x.status===201){ok[s.id]=true;bar.value=100;say(m,t.uploaded,'ok')}else{bar.hidden=true;say(m,explain(x),'err')}ready()};
+x.onload=function(){if(x.status===201){ok[s.id]=true;bar.value=100;say(m,t.uploaded,'ok');warn(s,x)}else{bar.hidden=true;say(m,explain(x),'err')}ready()};
 x.onerror=function(){bar.hidden=true;say(m,t.errNetwork,'err');ready()};x.send(f)}
 if(form){c.sides.forEach(function(s){var i=d.getElementById(s.id);i.addEventListener('change',function(){
 var f=i.files&&i.files[0],m=d.getElementById(s.id+'-msg'),p=d.getElementById(s.id+'-preview');ok[s.id]=false;ready();p.hidden=true;
+d.getElementById(s.id+'-warnings').textContent='';
 if(!f)return;if(c.types.indexOf(f.type)<0){say(m,t.errType,'err');i.value='';return}
 if(f.size>c.maxBytes){say(m,t.errSize,'err');i.value='';return}
 if(f.type.indexOf('image/')===0&&window.URL){p.src=URL.createObjectURL(f);p.hidden=false}upload(s,f)})});

@@ -126,6 +126,7 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
         "t": {
             "uploading": t.uploading, "uploaded": t.uploaded, "errType": t.err_type(journey.category), "errSize": t.err_size,
             "errMissing": t.err_missing, "errNetwork": t.err_network, "errBusy": t.err_busy,
+            "retake": t.retake, "warnKeep": t.warn_keep,
         },
     });
     cfg.to_string()

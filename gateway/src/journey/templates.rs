@@ -201,13 +201,50 @@ fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> Mark
                     span.small { "(" (t.optional) ")" }
                 }
             }
+            div.advice {
+                (framing(file.side))
+                p id={ (id) "-advice" } { (t.advice(file.side)) }
+            }
             p.hint id={ (id) "-hint" } { (t.file_hint(category)) }
             input type="file" id=(id) name=(id) accept=(accept_attribute(category)) capture=[capture]
                 required[file.required] aria-required=[file.required.then_some("true")]
-                aria-describedby={ (id) "-hint " (id) "-msg" };
+                aria-describedby={ (id) "-advice " (id) "-hint " (id) "-msg" };
             img.preview id={ (id) "-preview" } alt="" hidden;
             progress id={ (id) "-progress" } max="100" value="0" aria-label=(t.progress) hidden {}
             p.msg id={ (id) "-msg" } role="status" aria-live="polite" {}
+            div.warnings id={ (id) "-warnings" } {}
+        }
+    }
+}
+
+/// A simple drawing of how to frame a file (inline SVG, no request): a card or a page inside the
+/// camera's corners, or a face inside an oval.
+fn framing(side: JourneySide) -> Markup {
+    let corners = "M6 20V6h14M100 6h14v14M114 60v14h-14M20 74H6V60";
+    html! {
+        svg.framing viewBox="0 0 120 80" width="90" height="60" aria-hidden="true" focusable="false" {
+            path d=(corners) fill="none" stroke="currentColor" stroke-width="3" {}
+            @match side {
+                JourneySide::Selfie => {
+                    ellipse cx="60" cy="38" rx="20" ry="26" fill="none" stroke="currentColor" stroke-width="2" stroke-dasharray="4 3" {}
+                    circle cx="53" cy="34" r="2" fill="currentColor" {}
+                    circle cx="67" cy="34" r="2" fill="currentColor" {}
+                    path d="M52 48q8 6 16 0" fill="none" stroke="currentColor" stroke-width="2" {}
+                }
+                JourneySide::Document => {
+                    rect x="42" y="12" width="36" height="56" rx="2" fill="none" stroke="currentColor" stroke-width="2" {}
+                    path d="M48 22h24M48 30h24M48 38h18M48 56h12" stroke="currentColor" stroke-width="2" {}
+                }
+                JourneySide::Front => {
+                    rect x="22" y="18" width="76" height="46" rx="4" fill="none" stroke="currentColor" stroke-width="2" {}
+                    rect x="28" y="26" width="18" height="24" rx="2" fill="currentColor" opacity="0.35" {}
+                    path d="M52 30h38M52 38h30M52 46h34" stroke="currentColor" stroke-width="2" {}
+                }
+                JourneySide::Back => {
+                    rect x="22" y="18" width="76" height="46" rx="4" fill="none" stroke="currentColor" stroke-width="2" {}
+                    path d="M28 46h64M28 52h64M28 58h64" stroke="currentColor" stroke-width="2" stroke-dasharray="3 1" {}
+                }
+            }
         }
     }
 }
@@ -346,6 +383,10 @@ mod tests {
         assert!(!page.contains("id=\"document\""));
         let notice = page.find("data-testid=\"journey-privacy\"").expect("the notice");
         assert!(notice < page.find("type=\"file\"").unwrap(), "before any upload");
+        assert_eq!(page.matches("<svg class=\"framing\"").count(), 3, "a drawing per file: {page}");
+        for advice in [t.advice_front, t.advice_back, t.advice_selfie] {
+            assert!(page.contains(advice), "{advice}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::{check_address, check_session, no_such_session};
 use crate::client_addr::ClientAddr;
 use crate::edge_turns::Sender;
 use crate::error::{ApiError, ApiResult};
+use crate::i18n::Lang;
 use crate::input::Query;
 use crate::inspect;
 use crate::request_id::CurrentRequest;
@@ -28,6 +29,7 @@ use common::document::{self, DocumentError, FileKind};
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::domain::{ErrorCode, JourneySide};
 use common::store::verifications::{self, Journey, NewUpload};
+use domain::journey::UploadWarning;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Serialize;
 
@@ -117,6 +119,18 @@ pub struct Uploaded {
     pub kind: FileKind,
     #[schema(minimum = 1)]
     pub bytes: usize,
+    /// What the quick look at the photo found that may keep it from being read (empty when
+    /// nothing, and for a PDF or TIFF). Advice only: the file is stored and may be sent as is.
+    pub warnings: Vec<Warning>,
+}
+
+/// One piece of advice on an uploaded photo.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = JourneyUploadWarning)]
+pub struct Warning {
+    pub code: UploadWarning,
+    /// The advice in words, in the language of the request's `Accept-Language`.
+    pub message: &'static str,
 }
 
 /// Every check of an upload that needs no byte of its body.
@@ -281,11 +295,11 @@ pub async fn upload(
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);
     let size = bytes.len();
-    state
-        .blobs
-        .put_then_record(&state.store, &blob, &context, Vec::from(bytes))
-        .await
-        .map_err(|e| ApiError::blob("journey blob", e))?;
+    // The quick look runs while the file is sealed and stored: it adds no wait of its own.
+    let lang = Lang::from_headers(&headers);
+    let store = state.blobs.put_then_record(&state.store, &blob, &context, bytes.to_vec());
+    let (stored, warnings) = tokio::join!(store, warnings_of(&state, &journey, side, &bytes, lang));
+    stored.map_err(|e| ApiError::blob("journey blob", e))?;
     let (id, name) = (journey.id.clone(), blob.clone());
     let recorded = state
         .store
@@ -318,7 +332,28 @@ pub async fn upload(
             tracing::error!(error = %e, "cannot delete a replaced journey file");
         }
     }
-    Ok((StatusCode::CREATED, axum::Json(Uploaded { side, kind, bytes: size })))
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(Uploaded {
+            side,
+            kind,
+            bytes: size,
+            warnings,
+        }),
+    ))
+}
+
+/// The quick look at a stored photo, in the customer's words.
+async fn warnings_of(state: &AppState, journey: &Journey, side: JourneySide, bytes: &[u8], lang: Lang) -> Vec<Warning> {
+    let sender = Sender::Journey(journey.id.clone());
+    inspect::photo_warnings(&state.sandbox, &state.edge_turns, sender, side, bytes)
+        .await
+        .into_iter()
+        .map(|code| Warning {
+            code,
+            message: lang.strings().upload_warning(code, side),
+        })
+        .collect()
 }
 
 /// Where a session stands, never its verdict.

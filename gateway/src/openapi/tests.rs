@@ -391,6 +391,10 @@ fn schemas_match_the_serialised_models() {
         side: JourneySide::Front,
         kind: common::document::FileKind::Jpeg,
         bytes: 1,
+        warnings: vec![crate::journey::uploads::Warning {
+            code: domain::journey::UploadWarning::Blurry,
+            message: "La photo semble floue.",
+        }],
     };
     check("JourneyFile", serde_json::to_value(uploaded).unwrap(), &[]);
     let status = crate::journey::uploads::Status {
