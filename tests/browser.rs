@@ -13,7 +13,7 @@ use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::key::Key;
 use serde_json::{json, Value};
 use std::path::Path;
-use support::browser::Browser;
+use support::browser::{Browser, Screen};
 use support::journey::{session, uploads_stored, workflow, Session, WAIT};
 use support::receiver::Receiver;
 use support::{Service, TempDir};
@@ -375,4 +375,193 @@ async fn the_page_is_named_readable_and_usable_with_a_keyboard() {
     );
     b.screenshot("sent-by-keyboard").await;
     b.close().await;
+}
+
+/// A bank's customer meets the bank's own journey, on a 390 px phone and on a 1366 px laptop: the
+/// bank's name and logo, its privacy notice with the real retention and its policy link, advice
+/// beside each file, a warning on a blurred photo (none on a sharp one) with a way to take it
+/// again, and at the end the session's reference and the button back to the bank. No page scrolls
+/// sideways. Screenshots: `test-artifacts/browser/<mode>/branded_journey_<width>/`.
+#[tokio::test]
+async fn a_bank_s_customer_meets_the_bank_s_journey_on_a_phone_and_a_laptop() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let inputs = TempDir::new("branded");
+    let logo = inputs.0.join("logo.png");
+    image::RgbImage::from_fn(480, 120, |x, y| {
+        if (x / 40 + y / 40) % 2 == 0 {
+            image::Rgb([0, 70, 140])
+        } else {
+            image::Rgb([255, 255, 255])
+        }
+    })
+    .save(&logo)
+    .unwrap();
+    let blurred = inputs.0.join("blurred.jpg");
+    image::load_from_memory(&std::fs::read(Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg")).unwrap())
+        .unwrap()
+        .blur(4.0)
+        .save_with_format(&blurred, image::ImageFormat::Jpeg)
+        .unwrap();
+    svc.admin(&[
+        "company",
+        "set",
+        &co.id,
+        "--display-name",
+        "Banque Exemple",
+        "--logo",
+        logo.to_str().unwrap(),
+        "--accent",
+        "#7A1F3D",
+        "--privacy-controller",
+        "Banque Exemple SA, 1 rue de la Paix, 75002 Paris",
+        "--privacy-contact",
+        "dpo@banque.example",
+        "--privacy-policy-url",
+        "https://banque.example/confidentialite",
+        "--retention-days",
+        "45",
+    ]);
+    let wf = workflow(&svc, &co, "identite", None);
+    let return_url = "https://banque.example/espace/retour?dossier=7";
+
+    for screen in [Screen::SmallPhone, Screen::Laptop] {
+        let width = screen.width();
+        let (s, created) = svc
+            .post(
+                &co.key,
+                "/api/v1/verifications",
+                json!({ "workflowId": wf, "returnUrl": return_url }),
+            )
+            .await;
+        assert_eq!(s, 201, "{created}");
+        let url = created["verificationUrl"].as_str().unwrap().to_owned();
+        let b = Browser::start_with(&format!("branded_journey_{width}"), svc.mode, "fr-FR", screen).await;
+        b.client.goto(&url).await.expect("open the journey");
+
+        assert_eq!(b.client.title().await.unwrap(), "Banque Exemple — vérification d'identité");
+        assert_eq!(b.text_of_css("[data-testid=journey-company-name]").await, "Banque Exemple");
+        let logo_width = b
+            .client
+            .execute("return document.querySelector('[data-testid=journey-logo]').naturalWidth", vec![])
+            .await
+            .unwrap();
+        assert!(
+            logo_width.as_u64().is_some_and(|w| w > 0),
+            "the logo loads under the page's CSP: {logo_width}"
+        );
+        let notice = b.text_of_css("[data-testid=journey-privacy]").await;
+        for words in [
+            "Banque Exemple SA, 1 rue de la Paix",
+            "45 jours",
+            "dpo@banque.example",
+            "sous-traitant",
+        ] {
+            assert!(notice.contains(words), "{words}: {notice}");
+        }
+        let policy = b.testid("journey-privacy-link").await.attr("href").await.unwrap();
+        assert_eq!(policy.as_deref(), Some("https://banque.example/confidentialite"));
+        assert_fits(&b, width).await;
+        b.screenshot("page").await;
+        // On a wide screen, the link as a QR code to go on on a phone; none on a phone.
+        let qr = b.testid("journey-handoff-qr").await;
+        if screen == Screen::Laptop {
+            assert!(qr.is_displayed().await.unwrap(), "the QR code on a laptop");
+            let png = qr.screenshot().await.unwrap();
+            assert_eq!(decode_qr(&png).as_deref(), Some(url.as_str()), "the QR code is the page's own link");
+        } else {
+            assert!(!qr.is_displayed().await.unwrap(), "no QR code on a phone");
+        }
+
+        // A blurred photo is kept, with a warning and a way to take it again; a sharp one is not.
+        b.choose_file("front", &blurred).await;
+        wait_uploaded(&b, "front", "Fichier reçu.").await;
+        let warning = b.testid("upload-quality-warning").await;
+        assert!(warning.text().await.unwrap().contains("floue"));
+        assert!(b.testid("upload-retake").await.is_displayed().await.unwrap());
+        assert_fits(&b, width).await;
+        b.client
+            .execute(
+                "document.querySelector('[data-testid=upload-quality-warning]').scrollIntoView({block:'center'})",
+                vec![],
+            )
+            .await
+            .unwrap();
+        b.screenshot("blurred-photo-warning").await;
+        b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
+            .await;
+        wait_uploaded(&b, "front", "Fichier reçu.").await;
+        assert!(
+            b.client
+                .find(fantoccini::Locator::Css("[data-testid=upload-quality-warning]"))
+                .await
+                .is_err(),
+            "no warning on a sharp photo"
+        );
+        b.choose_file("selfie", &Path::new(SAMPLES).join("sample-cni-td1-valide.png")).await;
+        wait_uploaded(&b, "selfie", "Fichier reçu.").await;
+        b.screenshot("sharp-photos").await;
+
+        b.click("submit").await;
+        b.wait(WAIT, "the thank-you section", || async { b.displayed("done").await.then_some(()) })
+            .await;
+        let id = created["id"].as_str().unwrap();
+        let reference = b.text_of_css("#done [data-testid=journey-reference]").await;
+        let tail = id[id.len() - 8..].to_uppercase();
+        assert!(reference.contains(&format!("{}-{}", &tail[..4], &tail[4..])), "{reference}");
+        let back = b.css("#done a[data-testid=journey-return-link]").await;
+        assert_eq!(back.attr("href").await.unwrap().as_deref(), Some(return_url));
+        assert_fits(&b, width).await;
+        b.screenshot("thank-you").await;
+
+        // Without a returnUrl, the end has the reference and no button.
+        let Session { id, url } = session(&svc, &co, &wf, "dossier-8").await;
+        set_status(&svc, &id, "completed");
+        b.client.goto(&url).await.unwrap();
+        b.wait(WAIT, "the used-link page", || async {
+            b.body_text().await.contains("Lien déjà utilisé").then_some(())
+        })
+        .await;
+        assert!(b.body_text().await.contains(&id[id.len() - 4..].to_uppercase()));
+        assert!(b
+            .client
+            .find(fantoccini::Locator::Css("[data-testid=journey-return-link]"))
+            .await
+            .is_err());
+        assert_eq!(b.text_of_css("[data-testid=journey-company-name]").await, "Banque Exemple");
+        assert_fits(&b, width).await;
+        b.screenshot("used-link-without-return").await;
+        b.close().await;
+    }
+}
+
+/// The page is no wider than the screen: nothing scrolls sideways.
+async fn assert_fits(b: &Browser, width: u32) {
+    let scroll = b
+        .client
+        .execute("return document.documentElement.scrollWidth", vec![])
+        .await
+        .unwrap();
+    assert!(
+        scroll.as_u64().is_some_and(|w| w <= u64::from(width)),
+        "scrollWidth {scroll} > {width}"
+    );
+}
+
+/// The text of the QR code in a PNG (an element's screenshot).
+fn decode_qr(png: &[u8]) -> Option<String> {
+    use rxing::common::HybridBinarizer;
+    use rxing::qrcode::cpp_port::QrReader;
+    use rxing::{BinaryBitmap, DecodeHints, Luma8LuminanceSource, Reader};
+    let image = image::load_from_memory(png).ok()?.to_luma8();
+    let (w, h) = image.dimensions();
+    let source = Luma8LuminanceSource::new(image.into_raw(), w, h).ok()?;
+    let hints = DecodeHints {
+        TryHarder: Some(true),
+        ..DecodeHints::default()
+    };
+    QrReader
+        .decode_with_hints(&mut BinaryBitmap::new(HybridBinarizer::new(source)), &hints)
+        .ok()
+        .map(|found| found.getText().to_owned())
 }

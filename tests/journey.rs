@@ -295,7 +295,9 @@ async fn the_uploads_of_an_expired_journey_are_deleted_after_the_retention() {
     assert!(!blob_file_found, "{} still exists", blob_path.display());
 }
 
-/// Page weights (HTML with its inline CSS and JS), printed for the record.
+/// Page weights (HTML with its inline CSS and JS), printed for the record. The first page carries
+/// the privacy notice, a drawing per file and the link's QR code for wide screens: about 20 KB,
+/// still one request and no asset to fetch on a phone.
 #[tokio::test]
 async fn journey_pages_stay_small() {
     let svc = Service::start(&[]).await;
@@ -305,7 +307,7 @@ async fn journey_pages_stay_small() {
         let Session { url, .. } = session(&svc, &co, &wf, "dossier-7").await;
         let (_, html, _) = open(&svc, &url, None).await;
         eprintln!("journey page ({category}): {} bytes", html.len());
-        assert!(html.len() < 16_000, "{} bytes", html.len());
+        assert!(html.len() < 24_000, "{} bytes", html.len());
     }
     let (_, html, _) = open(&svc, &svc.url("/v/doesnotexist"), None).await;
     eprintln!("unknown-link page: {} bytes", html.len());

@@ -98,14 +98,35 @@ impl Drop for Driver {
 pub enum Screen {
     Phone,
     Desktop,
+    /// The narrowest phone the journey is made for (390 × 844, an iPhone 12 to 15).
+    SmallPhone,
+    /// A common laptop (1366 × 900).
+    Laptop,
 }
 
 impl Screen {
-    fn window_size(self) -> String {
+    /// The viewport's width in CSS pixels.
+    pub fn width(self) -> u32 {
+        self.size().0
+    }
+
+    fn size(self) -> (u32, u32) {
         match self {
-            Screen::Phone => "--window-size=412,915".into(),
-            Screen::Desktop => "--window-size=1280,1000".into(),
+            Screen::Phone => (412, 915),
+            Screen::Desktop => (1280, 1000),
+            Screen::SmallPhone => (390, 844),
+            Screen::Laptop => (1366, 900),
         }
+    }
+
+    fn window_size(self) -> String {
+        let (width, height) = self.size();
+        format!("--window-size={width},{height}")
+    }
+
+    /// Phones are emulated: a window alone cannot be made narrower than 500 px.
+    fn is_phone(self) -> bool {
+        matches!(self, Screen::Phone | Screen::SmallPhone)
     }
 }
 
@@ -157,10 +178,11 @@ impl Browser {
                 "prefs": { "intl.accept_languages": format!("{lang},{primary}") },
             },
         });
-        if screen == Screen::Phone {
+        if screen.is_phone() {
             // The window alone cannot be made narrower than 500 px: a phone's viewport, touch and all.
+            let (width, height) = screen.size();
             capabilities["goog:chromeOptions"]["mobileEmulation"] =
-                json!({ "deviceMetrics": { "width": 412, "height": 915, "pixelRatio": 1.0, "touch": true, "mobile": true } });
+                json!({ "deviceMetrics": { "width": width, "height": height, "pixelRatio": 1.0, "touch": true, "mobile": true } });
         }
         let Value::Object(capabilities) = capabilities else {
             unreachable!()

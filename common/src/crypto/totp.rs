@@ -4,7 +4,6 @@
 //! used, so a code seen over a shoulder cannot be replayed within its window.
 
 use chrono::{DateTime, Utc};
-use qrcode::{EcLevel, QrCode};
 use std::fmt;
 use subtle::ConstantTimeEq;
 use totp_rs::{Algorithm, TOTP};
@@ -18,8 +17,6 @@ const STEP_SECONDS: u64 = 30;
 /// Steps accepted either side of the current one: a phone's clock a little off, or a code typed
 /// just as it changed (RFC 6238 §5.2 recommends one).
 const SKEW_STEPS: u64 = 1;
-/// Light modules around the code, which scanners need to find it (ISO 18004 asks for 4).
-const QUIET_ZONE: usize = 4;
 /// Default drawn size of a module, before the page's CSS says otherwise.
 const MODULE_PX: usize = 4;
 
@@ -93,19 +90,7 @@ pub fn otpauth_url(secret: &TotpSecret, email: &str) -> Result<String, TotpError
 /// appears in it as text: it is made only of fixed markup and numbers, so it can be written into a
 /// page unescaped, carries no script, and needs no `style` attribute a strict CSP would refuse.
 pub fn qr_svg(data: &str) -> Result<String, TotpError> {
-    // Level M survives a glare or a smudged screen while keeping modules large enough to scan.
-    let code = QrCode::with_error_correction_level(data.as_bytes(), EcLevel::M).map_err(|_| TotpError::QrTooLong)?;
-    let width = code.width();
-    let side = width + 2 * QUIET_ZONE;
-    let mut path = String::new();
-    for run in crate::qr::dark_runs(&code) {
-        let (x, y, len) = (run.start + QUIET_ZONE, run.row + QUIET_ZONE, run.len);
-        path.push_str(&format!("M{x} {y}h{len}v1h-{len}z"));
-    }
-    let px = side * MODULE_PX;
-    Ok(format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {side} {side}" width="{px}" height="{px}" shape-rendering="crispEdges"><rect width="{side}" height="{side}" fill="#fff"/><path fill="#000" d="{path}"/></svg>"##
-    ))
+    crate::qr::svg(data, MODULE_PX).ok_or(TotpError::QrTooLong)
 }
 
 /// Six ASCII digits, with any spaces (apps show `123 456`) removed; anything else is no code.
@@ -149,7 +134,9 @@ pub fn verify(secret: &TotpSecret, code: &str, now: DateTime<Utc>, last_used_ste
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qr::QUIET_ZONE;
     use chrono::TimeZone;
+    use qrcode::{EcLevel, QrCode};
 
     /// The SHA-1 seed of RFC 6238 Appendix B.
     fn rfc_secret() -> TotpSecret {

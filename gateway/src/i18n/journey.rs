@@ -66,6 +66,10 @@ pub struct Strings {
     /// After a warning: the photo is kept unless the customer takes it again.
     pub warn_keep: &'static str,
     pub retake: &'static str,
+    /// The QR code offered on a wide screen, to go on on a phone.
+    pub handoff_title: &'static str,
+    pub handoff_text: &'static str,
+    pub handoff_qr_label: &'static str,
 }
 
 pub const FR: Strings = Strings {
@@ -123,6 +127,9 @@ pub const FR: Strings = Strings {
     warn_glare: "Un reflet masque une partie du document : inclinez-le un peu ou éloignez-le de la lumière.",
     warn_keep: "Vous pouvez aussi la garder telle quelle.",
     retake: "Reprendre la photo",
+    handoff_title: "Continuer sur votre téléphone",
+    handoff_text: "Les photos sont plus faciles à prendre avec un téléphone : scannez ce code avec son appareil photo pour y ouvrir ce même parcours. Cette page affichera ensuite où il en est quand vous la rechargerez.",
+    handoff_qr_label: "Code QR du lien de ce parcours",
 };
 
 pub const EN: Strings = Strings {
@@ -179,6 +186,9 @@ pub const EN: Strings = Strings {
     warn_glare: "Glare hides part of the document: tilt it a little or move it away from the light.",
     warn_keep: "You may also keep it as it is.",
     retake: "Take the photo again",
+    handoff_title: "Go on with your phone",
+    handoff_text: "Photos are easier to take with a phone: scan this code with its camera to open this same journey there. Reload this page afterwards to see where it stands.",
+    handoff_qr_label: "QR code of this journey's link",
 };
 
 impl Strings {

@@ -44,7 +44,7 @@ pub fn notice(lang: Lang, company: &JourneyCompany, category: DocumentCategory) 
     let line = |label, text: String| Line { label, text };
     let lines = if fr {
         let mut basis = format!(
-            "le contrat ou les démarches que vous engagez avec {controller}, et ses obligations légales de vérification (RGPD, art. 6.1 b et c)."
+            "le contrat ou les démarches que vous engagez avec {name}, et ses obligations légales de vérification (RGPD, art. 6.1 b et c)."
         );
         if identity {
             basis.push_str(" La comparaison de votre visage n’a lieu qu’avec votre consentement explicite (art. 9.2 a).");
@@ -56,7 +56,7 @@ pub fn notice(lang: Lang, company: &JourneyCompany, category: DocumentCategory) 
             line("Conservation", retention_fr(days)),
             line(
                 "Destinataires",
-                format!("{controller}, et Sceau, son sous-traitant, qui vérifie les documents pour son compte et ne les utilise à aucune autre fin."),
+                format!("{name}, et Sceau, son sous-traitant, qui vérifie les documents pour son compte et ne les utilise à aucune autre fin."),
             ),
             line(
                 "Vos droits",
@@ -64,8 +64,7 @@ pub fn notice(lang: Lang, company: &JourneyCompany, category: DocumentCategory) 
             ),
         ]
     } else {
-        let mut basis =
-            format!("the contract or steps you are taking with {controller}, and its legal duty to verify (GDPR art. 6.1 b and c).");
+        let mut basis = format!("the contract or steps you are taking with {name}, and its legal duty to verify (GDPR art. 6.1 b and c).");
         if identity {
             basis.push_str(" Your face is compared only with your explicit consent (art. 9.2 a).");
         }
@@ -76,7 +75,7 @@ pub fn notice(lang: Lang, company: &JourneyCompany, category: DocumentCategory) 
             line("Retention", retention_en(days)),
             line(
                 "Recipients",
-                format!("{controller}, and Sceau, its processor, which checks the documents on its behalf and uses them for nothing else."),
+                format!("{name}, and Sceau, its processor, which checks the documents on its behalf and uses them for nothing else."),
             ),
             line(
                 "Your rights",

@@ -133,7 +133,7 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
 }
 
 /// The capture form of an open session.
-pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response {
+pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &str) -> Response {
     let t = lang.strings();
     let intro = match journey.category {
         DocumentCategory::Identite => t.intro_identity,
@@ -152,6 +152,7 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
             notice: &notice,
             config: &config,
             end: &end,
+            handoff: &handoff(t, page_url),
         },
     );
     let title = session_title(t, journey);
@@ -164,6 +165,23 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str) -> Response 
         theme: theme(journey),
     };
     respond(lang, page)
+}
+
+/// The QR code of the page's own link, offered on a wide screen to go on on a phone (markup of
+/// fixed text and numbers only, see `common::qr::svg`); empty if the link could not be encoded.
+fn handoff(t: &Strings, page_url: &str) -> String {
+    common::qr::svg(page_url, 4)
+        .map(|svg| {
+            svg.replacen(
+                "<svg ",
+                &format!(
+                    "<svg data-testid=\"journey-handoff-qr\" role=\"img\" aria-label=\"{}\" ",
+                    t.handoff_qr_label
+                ),
+                1,
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// A submitted session: the "being checked" state, polling until the result is recorded.
@@ -288,7 +306,10 @@ pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: 
         journey
     };
     match (journey.status, journey.csrf_token.as_deref()) {
-        (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => form(lang, &token, &journey, csrf),
+        (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => {
+            let page_url = crate::api::verifications::journey_url(&state.public_base, &token);
+            form(lang, &token, &journey, csrf, &page_url)
+        }
         (VerificationStatus::Submitted, _) => checking(lang, &token, &journey),
         (VerificationStatus::Expired, _) => ended(StatusCode::GONE, lang, &token, &journey, t.expired_title, t.expired_text),
         _ => ended(StatusCode::OK, lang, &token, &journey, t.used_title, t.used_text),

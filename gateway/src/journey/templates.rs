@@ -133,6 +133,8 @@ pub struct FormPage<'a> {
     pub notice: &'a Notice,
     pub config: &'a str,
     pub end: &'a End<'a>,
+    /// The QR code of the page's link (inline SVG made by `common::qr::svg`), for wide screens.
+    pub handoff: &'a str,
 }
 
 pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
@@ -140,6 +142,13 @@ pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
     html! {
         (test_banner(t, mode))
         (page.brand)
+        @if !page.handoff.is_empty() {
+            aside.handoff aria-labelledby="handoff-title" {
+                h2 id="handoff-title" { (t.handoff_title) }
+                p { (t.handoff_text) }
+                (PreEscaped(page.handoff))
+            }
+        }
         form id="journey" novalidate {
             h1 id="journey-title" tabindex="-1" { (t.title) }
             p { (page.intro) }
@@ -313,6 +322,7 @@ mod tests {
             notice: &notice,
             config: "{}",
             end: &end(None),
+            handoff: "<svg data-testid=\"journey-handoff-qr\"></svg>",
         };
         form(t, &page).into_string()
     }
