@@ -65,15 +65,19 @@ pub async fn page_count(
 /// 800 px takes about half a second unoptimised.
 pub const QUALITY_DEADLINE: Duration = Duration::from_secs(3);
 
+/// Longest wait for a child to look at a photo: advice is not worth keeping the customer waiting,
+/// nor holding a child that a PDF's page count needs.
+const QUALITY_WAIT: Duration = Duration::from_secs(1);
+
 /// The quick look at a journey photo (`common::photo_quality`), in a sandbox child. It only ever
 /// adds advice: when no child is free in time, or the look fails, the answer is "nothing to say",
 /// and the upload stands.
 pub async fn photo_warnings(sandbox: &Sandbox, turns: &EdgeTurns, sender: Sender, side: JourneySide, bytes: &[u8]) -> Vec<UploadWarning> {
     let started = Instant::now();
-    let Some(_turn) = turns.take(sender, WAIT).await else {
+    let Some(_turn) = turns.take(sender, QUALITY_WAIT).await else {
         return Vec::new();
     };
-    let wait = WAIT.saturating_sub(started.elapsed());
+    let wait = QUALITY_WAIT.saturating_sub(started.elapsed());
     match sandbox.run_within(&QualityTask { side }, &[bytes], QUALITY_DEADLINE, wait).await {
         Ok(Ok(warnings)) => warnings,
         Ok(Err(why)) => {

@@ -127,13 +127,19 @@ impl JourneyArgs {
 /// a sandbox child re-encode it; this process, which may hold keys, never decodes it.
 async fn reencode_logo(path: &std::path::Path) -> Result<ReencodedLogo, RepoError> {
     let invalid = |message: String| RepoError::Invalid { field: "logo", message };
-    let size = std::fs::metadata(path)
-        .map_err(|e| invalid(format!("{}: {e}", path.display())))?
-        .len();
-    if size > MAX_LOGO_BYTES as u64 {
+    use std::io::Read as _;
+    let unreadable = |e: std::io::Error| invalid(format!("{}: {e}", path.display()));
+    // One byte past the limit tells a file too large, whatever it is (a pipe, a device, a file
+    // that grows): never more is read.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(unreadable)?
+        .take(MAX_LOGO_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() > MAX_LOGO_BYTES {
         return Err(invalid(LogoError::TooLarge.to_string()));
     }
-    let bytes = std::fs::read(path).map_err(|e| invalid(format!("{}: {e}", path.display())))?;
     let command = SandboxCommand::current_exe(PAGE_COUNT_ADDRESS_SPACE_MB)
         .map_err(|e| RepoError::Refused(format!("cannot start the sandbox: {e}")))?
         .with_cpu_deadline(logo::DEADLINE * 2);

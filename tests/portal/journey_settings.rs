@@ -88,6 +88,10 @@ async fn an_owner_sets_the_journey_s_name_logo_colour_and_privacy_notice() {
         assert_eq!(status, 422, "{fields:?}: {body}");
         assert!(body.contains(words), "{fields:?}: {body}");
     }
+    // Far over the limit, the body itself is cut short: the same words, 413.
+    let (status, _, body) = post(&owner, &[], Some((vec![0x89; 300 * 1024], "image/png"))).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("200 Ko"), "{body}");
     let unchanged = svc.admin(&["company", "show", &co.id]);
     assert_eq!(unchanged["journey"]["displayName"], serde_json::Value::Null, "{unchanged}");
 

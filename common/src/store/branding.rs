@@ -1,6 +1,6 @@
 //! What a company's journeys show of it (`domain::branding`): kept on its live row, read by its
 //! test account through it, set by the portal's "Parcours client" section and `sceau admin company
-//! set`. The logo is stored as Sceau re-encoded it, never as uploaded.
+//! set`. The logo is stored as Sceau re-encoded it, never as uploaded, in `company_logos`.
 
 use super::error::RepoError;
 use crate::ids::CompanyId;
@@ -98,13 +98,6 @@ pub fn set_journey(tx: &Connection, id: &CompanyId, update: &JourneyUpdate) -> R
     let columns = [
         ("display_name", text(&update.display_name, |v| v.as_str().to_owned())),
         ("accent_color", text(&update.accent_color, AccentColor::hex)),
-        (
-            "logo",
-            update
-                .logo
-                .as_ref()
-                .map(|logo| logo.as_ref().map(|l| Value::Blob(l.bytes().to_vec()))),
-        ),
         ("privacy_controller", text(&update.privacy_controller, |v| v.as_str().to_owned())),
         ("privacy_contact", text(&update.privacy_contact, |v| v.as_str().to_owned())),
         ("privacy_purpose", text(&update.privacy_purpose, |v| v.as_str().to_owned())),
@@ -118,19 +111,32 @@ pub fn set_journey(tx: &Connection, id: &CompanyId, update: &JourneyUpdate) -> R
             )?;
         }
     }
+    match &update.logo {
+        None => {}
+        Some(None) => {
+            tx.execute("DELETE FROM company_logos WHERE company_id = ?1", [live.as_str()])?;
+        }
+        Some(Some(logo)) => {
+            tx.execute(
+                "INSERT INTO company_logos (company_id, png) VALUES (?1, ?2)
+                 ON CONFLICT (company_id) DO UPDATE SET png = excluded.png",
+                params![live.as_str(), logo.bytes()],
+            )?;
+        }
+    }
     super::companies::get(tx, id)
 }
 
 /// The logo the journeys of `account` show (its live company's), if one is set.
 pub fn logo(c: &Connection, account: &CompanyId) -> Result<Option<Vec<u8>>, RepoError> {
-    let logo: Option<Option<Vec<u8>>> = c
+    let logo: Option<Vec<u8>> = c
         .query_row(
-            "SELECT live.logo FROM companies c JOIN companies live ON live.id = coalesce(c.test_of, c.id) WHERE c.id = ?1",
+            "SELECT l.png FROM companies c JOIN company_logos l ON l.company_id = coalesce(c.test_of, c.id) WHERE c.id = ?1",
             [account.as_str()],
-            |r| r.get(0),
+            |r| r.get("png"),
         )
         .optional()?;
-    Ok(logo.flatten())
+    Ok(logo)
 }
 
 #[cfg(test)]

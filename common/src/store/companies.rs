@@ -32,7 +32,7 @@ pub struct Created {
 /// A company (`c`) with the journey settings of its live company (`live`, itself for a live one):
 /// a test account shows its customers what the company set, as it shares its workflows.
 const COLUMNS: &str = "c.id, c.name, c.licence, c.ai_enabled, c.retention_days, c.created_at, c.two_factor_required,
-    c.test_of IS NOT NULL AS test_account, live.display_name, live.accent_color, live.logo IS NOT NULL AS has_logo,
+    c.test_of IS NOT NULL AS test_account, live.display_name, live.accent_color, EXISTS (SELECT 1 FROM company_logos l WHERE l.company_id = live.id) AS has_logo,
     live.privacy_controller, live.privacy_contact, live.privacy_purpose, live.privacy_policy_url";
 const FROM: &str = "companies c JOIN companies live ON live.id = coalesce(c.test_of, c.id)";
 

@@ -528,17 +528,21 @@ ALTER TABLE consultations ADD COLUMN face_match TEXT;
 ALTER TABLE verifications ADD COLUMN return_url TEXT;
 "#,
     // What a company's journeys show of it (`domain::branding`), on its live row only (a test
-    // account reads its company's); the logo as Sceau re-encoded it (PNG). A workflow may name
-    // the journey otherwise.
+    // account reads its company's); the logo as Sceau re-encoded it (PNG) in a table of its own,
+    // so reading a company's row never walks a blob's pages. A workflow may name the journey
+    // otherwise.
     r#"
 ALTER TABLE companies ADD COLUMN display_name TEXT;
 ALTER TABLE companies ADD COLUMN accent_color TEXT;
-ALTER TABLE companies ADD COLUMN logo BLOB;
 ALTER TABLE companies ADD COLUMN privacy_controller TEXT;
 ALTER TABLE companies ADD COLUMN privacy_contact TEXT;
 ALTER TABLE companies ADD COLUMN privacy_purpose TEXT;
 ALTER TABLE companies ADD COLUMN privacy_policy_url TEXT;
 ALTER TABLE workflows ADD COLUMN display_name TEXT;
+CREATE TABLE company_logos (
+    company_id TEXT PRIMARY KEY REFERENCES companies(id),
+    png BLOB NOT NULL
+);
 "#,
 ];
 

@@ -179,7 +179,7 @@ fn journey_where(c: &Connection, clause: &str, key: &dyn rusqlite::ToSql, now: D
             &format!(
                 "SELECT v.id, v.company_id, w.category, v.status, v.expires_at, v.csrf_token, co.test_of IS NOT NULL AS test,
                         v.return_url, w.display_name AS workflow_display_name, live.name AS company_name, co.retention_days,
-                        live.display_name, live.accent_color, live.logo IS NOT NULL AS has_logo, live.privacy_controller,
+                        live.display_name, live.accent_color, EXISTS (SELECT 1 FROM company_logos l WHERE l.company_id = live.id) AS has_logo, live.privacy_controller,
                         live.privacy_contact, live.privacy_purpose, live.privacy_policy_url
                  FROM verifications v JOIN workflows w ON w.id = v.workflow_id JOIN companies co ON co.id = v.company_id
                  JOIN companies live ON live.id = coalesce(co.test_of, co.id)

@@ -145,8 +145,6 @@ fn is_default_batch(tx: &Connection, id: &WorkflowId) -> Result<bool, RepoError>
     Ok(tx.query_row("SELECT default_batch FROM workflows WHERE id = ?1", [id.as_str()], |r| r.get(0))?)
 }
 
-/// Sets (or, with `None`, removes) where the workflow's `verification.*` events go. The caller
-/// has checked the destination (`notifier::validate_url`, with the operator's allow-list).
 /// Names the workflow's journeys otherwise than the company's display name (`None`: its name).
 pub fn set_display_name(tx: &Connection, company: &CompanyId, id: &WorkflowId, name: Option<&DisplayName>) -> Result<(), RepoError> {
     get(tx, company, id)?;
@@ -157,6 +155,8 @@ pub fn set_display_name(tx: &Connection, company: &CompanyId, id: &WorkflowId, n
     Ok(())
 }
 
+/// Sets (or, with `None`, removes) where the workflow's `verification.*` events go. The caller
+/// has checked the destination (`notifier::validate_url`, with the operator's allow-list).
 pub fn set_webhook_url(tx: &Connection, company: &CompanyId, id: &WorkflowId, url: Option<&str>) -> Result<WorkflowDetail, RepoError> {
     get(tx, company, id)?;
     tx.execute(

@@ -9,6 +9,7 @@ pub struct Strings {
     pub title: &'static str,
     /// After the company's name in the title of a session's pages.
     pub title_suffix: &'static str,
+    pub title_suffix_document: &'static str,
     pub intro_identity: &'static str,
     pub intro_document: &'static str,
     pub front: &'static str,
@@ -76,6 +77,7 @@ pub const FR: Strings = Strings {
     code: "fr",
     title: "Vérification de document",
     title_suffix: "vérification d'identité",
+    title_suffix_document: "vérification de document",
     intro_identity: "Prenez en photo votre pièce d’identité (recto, puis verso si elle en a un), puis votre visage.",
     intro_document: "Transmettez le document demandé, en PDF ou en photo.",
     front: "Recto de la pièce d’identité",
@@ -136,6 +138,7 @@ pub const EN: Strings = Strings {
     code: "en",
     title: "Document verification",
     title_suffix: "identity verification",
+    title_suffix_document: "document verification",
     intro_identity: "Take a photo of your identity document (front, then back if it has one), then of your face.",
     intro_document: "Send the requested document, as a PDF or a photo.",
     front: "Front of the identity document",

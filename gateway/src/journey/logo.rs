@@ -12,6 +12,25 @@ use common::store::{branding, verifications};
 
 crate::openapi::errors::errors!(LogoErrors: Public + NotFound + RateLimited);
 
+/// The logo: a PNG, as bytes.
+pub struct LogoPng;
+
+impl utoipa::IntoResponses for LogoPng {
+    fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        use utoipa::openapi::{ContentBuilder, KnownFormat, ResponseBuilder, SchemaFormat};
+        let binary = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .build();
+        let response = ResponseBuilder::new()
+            .description("The logo, re-encoded by Sceau.")
+            .content("image/png", ContentBuilder::new().schema(Some(binary)).build())
+            .build();
+        [("200".to_owned(), response.into())].into()
+    }
+}
+
 /// The logo of the company behind a journey (a PNG Sceau made from the company's upload).
 ///
 /// Shown by the journey's pages when the company set a logo; 404 `not_found` when it set none or
@@ -23,7 +42,7 @@ crate::openapi::errors::errors!(LogoErrors: Public + NotFound + RateLimited);
     tag = "Journey",
     params(("token" = String, Path, description = "The token of a verificationUrl.", pattern = "^[A-Za-z0-9]{1,128}$")),
     responses(
-        (status = 200, description = "The logo, re-encoded by Sceau.", body = Vec<u8>, content_type = "image/png"),
+        LogoPng,
         LogoErrors,
     ),
 )]
@@ -39,6 +58,9 @@ pub async fn logo(State(state): State<AppState>, Path(token): Path<String>, clie
         .ok_or_else(|| no_such_session(&state, &client))?;
     check_session(&state.edge_limits.journey_polls, &journey)?;
     check_address(&state, &client)?;
+    if !journey.company.settings.has_logo {
+        return Err(ApiError::not_found());
+    }
     let company = journey.company_id.clone();
     let png = state
         .store

@@ -20,18 +20,21 @@ use common::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
 use maud::Markup;
+use std::sync::OnceLock;
 
 /// The Content-Security-Policy of every journey page: nothing but the inline CSS and JS by hash
 /// (and the company's theme, see `templates::theme`), images from the same origin (the logo) and
 /// previews from `blob:` URLs, requests to the same origin, no framing, no form posts elsewhere.
 fn content_security_policy(theme: Option<&str>) -> String {
-    let hash = |s: &str| base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, s.as_bytes()));
+    fn hash(s: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, s.as_bytes()))
+    }
+    static FIXED: OnceLock<(String, String)> = OnceLock::new();
+    let (js, css) = FIXED.get_or_init(|| (hash(JS), hash(CSS)));
     let theme = theme.map(|css| format!(" 'sha256-{}'", hash(css))).unwrap_or_default();
     format!(
-        "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'{theme}; img-src 'self' blob:; connect-src 'self'; \
-         base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-        hash(JS),
-        hash(CSS)
+        "default-src 'none'; script-src 'sha256-{js}'; style-src 'sha256-{css}'{theme}; img-src 'self' blob:; connect-src 'self'; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
 }
 
@@ -65,9 +68,13 @@ fn theme(journey: &Journey) -> Option<String> {
     journey.company.settings.accent_color.map(templates::theme)
 }
 
-/// "<display name> — vérification d'identité".
+/// "<display name> — vérification d'identité" (or "de document" for an administrative one).
 fn session_title(t: &Strings, journey: &Journey) -> String {
-    format!("{} — {}", journey.company.display_name(), t.title_suffix)
+    let suffix = match journey.category {
+        DocumentCategory::Identite => t.title_suffix,
+        DocumentCategory::Administratif => t.title_suffix_document,
+    };
+    format!("{} — {suffix}", journey.company.display_name())
 }
 
 /// A page with a title and one sentence: unknown links and errors (no session, so no company).
@@ -172,12 +179,10 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &s
 fn handoff(t: &Strings, page_url: &str) -> String {
     common::qr::svg(page_url, 4)
         .map(|svg| {
+            let label = maud::html! { (t.handoff_qr_label) }.into_string().replace('"', "&quot;");
             svg.replacen(
                 "<svg ",
-                &format!(
-                    "<svg data-testid=\"journey-handoff-qr\" role=\"img\" aria-label=\"{}\" ",
-                    t.handoff_qr_label
-                ),
+                &format!("<svg data-testid=\"journey-handoff-qr\" role=\"img\" aria-label=\"{label}\" "),
                 1,
             )
         })

@@ -298,7 +298,7 @@ pub async fn upload(
     // The quick look runs while the file is sealed and stored: it adds no wait of its own.
     let lang = Lang::from_headers(&headers);
     let store = state.blobs.put_then_record(&state.store, &blob, &context, bytes.to_vec());
-    let (stored, warnings) = tokio::join!(store, warnings_of(&state, &journey, side, &bytes, lang));
+    let (stored, warnings) = tokio::join!(store, warnings_of(&state, &journey, side, kind, &bytes, lang));
     stored.map_err(|e| ApiError::blob("journey blob", e))?;
     let (id, name) = (journey.id.clone(), blob.clone());
     let recorded = state
@@ -344,7 +344,11 @@ pub async fn upload(
 }
 
 /// The quick look at a stored photo, in the customer's words.
-async fn warnings_of(state: &AppState, journey: &Journey, side: JourneySide, bytes: &[u8], lang: Lang) -> Vec<Warning> {
+async fn warnings_of(state: &AppState, journey: &Journey, side: JourneySide, kind: FileKind, bytes: &[u8], lang: Lang) -> Vec<Warning> {
+    // A PDF or TIFF is a scan or a file, not a photo to take again: no child is asked.
+    if !matches!(kind, FileKind::Jpeg | FileKind::Png | FileKind::Webp) {
+        return Vec::new();
+    }
     let sender = Sender::Journey(journey.id.clone());
     inspect::photo_warnings(&state.sandbox, &state.edge_turns, sender, side, bytes)
         .await

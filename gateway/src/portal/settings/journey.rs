@@ -99,26 +99,44 @@ pub fn section(signed: &Signed, filled: &Filled) -> Markup {
     }
 }
 
-/// Reads the multipart form, each field within its bound; an unknown field or an oversized one
-/// is the "form expired" page, as for the portal's other forms.
-async fn read(mut multipart: Multipart) -> Result<Filled, PortalError> {
+/// Why the form could not be read.
+enum Unread {
+    /// The body passed [`BODY_LIMIT`]: a logo far too large.
+    TooLarge,
+    /// Anything else: the "form expired" page, as for the portal's other forms.
+    Bad,
+}
+
+impl From<axum::extract::multipart::MultipartError> for Unread {
+    fn from(error: axum::extract::multipart::MultipartError) -> Self {
+        if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            Unread::TooLarge
+        } else {
+            Unread::Bad
+        }
+    }
+}
+
+/// Reads the multipart form, each field within its bound; an unknown field or an oversized text
+/// field is refused.
+async fn read(mut multipart: Multipart) -> Result<Filled, Unread> {
     let mut filled = Filled::default();
-    while let Some(mut field) = multipart.next_field().await.map_err(|_| PortalError::BadForm)? {
+    while let Some(mut field) = multipart.next_field().await? {
         let name = field.name().unwrap_or_default().to_owned();
         let limit = if name == "logo" { MAX_LOGO_BYTES + 1 } else { MAX_TEXT_BYTES };
         let mut bytes = Vec::new();
-        while let Some(chunk) = field.chunk().await.map_err(|_| PortalError::BadForm)? {
+        while let Some(chunk) = field.chunk().await? {
             if bytes.len() + chunk.len() > limit {
                 if name == "logo" {
                     // Over 200 KB: refused below as too large, without reading the rest.
                     bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
                     break;
                 }
-                return Err(PortalError::BadForm);
+                return Err(Unread::Bad);
             }
             bytes.extend_from_slice(&chunk);
         }
-        let text = || String::from_utf8(bytes.clone()).map_err(|_| PortalError::BadForm);
+        let text = || String::from_utf8(bytes.clone()).map_err(|_| Unread::Bad);
         match name.as_str() {
             "csrf" => filled.csrf = text()?,
             "displayName" => filled.display_name = text()?,
@@ -129,7 +147,7 @@ async fn read(mut multipart: Multipart) -> Result<Filled, PortalError> {
             "privacyContact" => filled.privacy_contact = text()?,
             "privacyPurpose" => filled.privacy_purpose = text()?,
             "privacyPolicyUrl" => filled.privacy_policy_url = text()?,
-            _ => return Err(PortalError::BadForm),
+            _ => return Err(Unread::Bad),
         }
     }
     Ok(filled)
@@ -169,13 +187,24 @@ fn text_update(filled: &Filled) -> Result<JourneyUpdate, InvalidSetting> {
 /// `POST /portal/settings/journey`.
 pub async fn save(State(state): State<AppState>, signed: Signed, multipart: Multipart) -> PortalResult<Response> {
     signed.require(Permission::ManageSettings)?;
-    let filled = read(multipart).await?;
+    let filled = match read(multipart).await {
+        Ok(filled) => filled,
+        Err(Unread::TooLarge) => {
+            // The body passed the form's limit: a logo far over 200 KB. Nothing was saved.
+            let current = Filled::current(&signed.company.journey);
+            let notice = Notice::Error(signed.lang.portal().invalid_logo);
+            let page = super::render_with_journey(&signed, Some(notice), &current);
+            return Ok(layout::with_status(page, StatusCode::PAYLOAD_TOO_LARGE));
+        }
+        Err(Unread::Bad) => return Err(PortalError::BadForm),
+    };
     signed.check_csrf(&filled.csrf)?;
     let t = signed.lang.portal();
-    let refused = |message: &'static str| {
+    let refused_with = |message: &'static str, status: StatusCode| {
         let page = super::render_with_journey(&signed, Some(Notice::Error(message)), &filled);
-        Ok(layout::with_status(page, StatusCode::UNPROCESSABLE_ENTITY))
+        layout::with_status(page, status)
     };
+    let refused = |message: &'static str| Ok(refused_with(message, StatusCode::UNPROCESSABLE_ENTITY));
     let mut update = match text_update(&filled) {
         Ok(update) => update,
         Err(invalid) => return refused(refusal(t, invalid.field)),
@@ -186,7 +215,10 @@ pub async fn save(State(state): State<AppState>, signed: Signed, multipart: Mult
             Err(LogoRefusal::Logo(_)) => return refused(t.invalid_logo),
             Err(LogoRefusal::Sandbox(error)) => {
                 tracing::warn!(%error, "no sandbox to re-encode a logo");
-                return refused(t.logo_unavailable);
+                let mut page = refused_with(t.logo_unavailable, StatusCode::SERVICE_UNAVAILABLE);
+                page.headers_mut()
+                    .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(5u32));
+                return Ok(page);
             }
         }
     } else if filled.remove_logo {
