@@ -46,12 +46,20 @@ struct Page<'a> {
     body: Markup,
     script: bool,
     theme: Option<String>,
+    refresh_without_script: bool,
 }
 
 fn respond(lang: Lang, page: Page<'_>) -> Response {
     let t = lang.strings();
     let csp = content_security_policy(page.theme.as_deref());
-    let html = templates::document(t, page.title, page.csrf, page.body, page.script, page.theme.as_deref());
+    let head = templates::Head {
+        title: page.title,
+        csrf: page.csrf,
+        script: page.script,
+        theme: page.theme.as_deref(),
+        refresh_without_script: page.refresh_without_script,
+    };
+    let html = templates::document(t, &head, page.body);
     let mut response = html::page(page.status, lang, &csp, html.into_string());
     response
         .headers_mut()
@@ -87,6 +95,7 @@ pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Respo
         body: templates::message(title, text),
         script: false,
         theme: None,
+        refresh_without_script: false,
     };
     respond(lang, page)
 }
@@ -104,6 +113,7 @@ fn ended(status: StatusCode, lang: Lang, token: &str, journey: &Journey, title: 
         body,
         script: false,
         theme: theme(journey),
+        refresh_without_script: false,
     };
     respond(lang, page)
 }
@@ -170,6 +180,7 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &s
         body,
         script: true,
         theme: theme(journey),
+        refresh_without_script: false,
     };
     respond(lang, page)
 }
@@ -208,6 +219,7 @@ pub fn checking(lang: Lang, token: &str, journey: &Journey) -> Response {
         body,
         script: true,
         theme: theme(journey),
+        refresh_without_script: true,
     };
     respond(lang, page)
 }

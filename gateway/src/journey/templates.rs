@@ -12,9 +12,22 @@ use common::store::verifications::JourneyCompany;
 use domain::branding::AccentColor;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-/// A whole page: `csrf` is the session's token for the script's writes, `script` whether the
-/// page runs the journey's script, `theme` the company's colours (see [`theme`]).
-pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, script: bool, theme: Option<&str>) -> Markup {
+/// What a page's `<head>` carries besides the fixed CSS.
+pub struct Head<'a> {
+    pub title: &'a str,
+    /// The session's token for the script's writes.
+    pub csrf: Option<&'a str>,
+    /// Whether the page runs the journey's script.
+    pub script: bool,
+    /// The company's colours (see [`theme`]).
+    pub theme: Option<&'a str>,
+    /// Reload every few seconds when the script does not run (the "being checked" page: without
+    /// JavaScript, the reload shows the next state).
+    pub refresh_without_script: bool,
+}
+
+/// A whole page.
+pub fn document(t: &Strings, head: &Head<'_>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang=(t.code) {
@@ -22,18 +35,21 @@ pub fn document(t: &Strings, title: &str, csrf: Option<&str>, body: Markup, scri
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width,initial-scale=1";
                 meta name="robots" content="noindex";
-                @if let Some(csrf) = csrf {
+                @if let Some(csrf) = head.csrf {
                     meta name="csrf-token" content=(csrf);
                 }
-                title { (title) }
+                @if head.refresh_without_script {
+                    noscript { meta http-equiv="refresh" content="5"; }
+                }
+                title { (head.title) }
                 style { (PreEscaped(CSS)) }
-                @if let Some(theme) = theme {
+                @if let Some(theme) = head.theme {
                     style { (PreEscaped(theme)) }
                 }
             }
             body {
                 main { (body) }
-                @if script {
+                @if head.script {
                     script { (PreEscaped(JS)) }
                 }
             }
@@ -358,6 +374,24 @@ mod tests {
     }
 
     #[test]
+    fn only_a_page_that_waits_reloads_itself_without_script() {
+        let t = Lang::Fr.strings();
+        let head = |refresh| Head {
+            title: "t",
+            csrf: None,
+            script: true,
+            theme: None,
+            refresh_without_script: refresh,
+        };
+        let waiting = document(t, &head(true), html! {}).into_string();
+        assert!(
+            waiting.contains("<noscript><meta http-equiv=\"refresh\" content=\"5\"></noscript>"),
+            "{waiting}"
+        );
+        assert!(!document(t, &head(false), html! {}).into_string().contains("refresh"));
+    }
+
+    #[test]
     fn the_accent_reaches_the_stylesheet_only_as_a_checked_colour() {
         assert_eq!(
             theme(AccentColor::parse("#FFE600").unwrap()),
@@ -368,7 +402,14 @@ mod tests {
     #[test]
     fn interpolations_are_escaped_and_the_configuration_cannot_close_its_element() {
         let t = Lang::Fr.strings();
-        let page = document(t, "<b>x</b>", Some("\"><script>"), message("<i>", "a & b"), false, None).into_string();
+        let head = Head {
+            title: "<b>x</b>",
+            csrf: Some("\"><script>"),
+            script: false,
+            theme: None,
+            refresh_without_script: false,
+        };
+        let page = document(t, &head, message("<i>", "a & b")).into_string();
         assert!(page.contains("<title>&lt;b&gt;x&lt;/b&gt;</title>"), "{page}");
         assert!(page.contains("content=\"&quot;&gt;&lt;script&gt;\""), "{page}");
         assert!(page.contains("<h1>&lt;i&gt;</h1><p>a &amp; b</p>"), "{page}");
