@@ -97,6 +97,8 @@ def main(base, key, workflow):
         "getJourneyStatus": {"path.token": "tokens"},
         "uploadJourneyFile": {"path.token": "writable_tokens", "header.X-CSRF-Token": "csrf"},
         "submitJourney": {"path.token": "writable_tokens", "header.X-CSRF-Token": "csrf"},
+        "postJourneyForm": {"path.token": "writable_tokens", "body.csrf": "csrf"},
+        "getJourneyLogo": {"path.token": "tokens"},
     }
     lines = ["# Written by scripts/schemathesis_seed.py for one run: real ids of the service under test.", "[dictionaries]"]
     lines += [f"{name} = {{ values = {json.dumps(values)} }}" for name, values in dictionaries.items()]

@@ -493,3 +493,56 @@ async fn an_upload_answers_its_photo_s_warnings_and_keeps_the_file() {
     assert_eq!(body["warnings"][0]["code"], "low_resolution", "{body}");
     assert!(body["warnings"][0]["message"].as_str().unwrap().contains("too small"), "{body}");
 }
+
+/// The plain form post (the page without its script), over HTTP.
+#[tokio::test]
+async fn the_form_posts_its_files_without_the_script() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
+    let (_, _, csrf) = open(&svc, &url, None).await;
+    let csrf = csrf.unwrap();
+    let post = |form: reqwest::multipart::Form| {
+        svc.http
+            .post(&url)
+            .header("origin", svc.base.as_str())
+            .header("sec-fetch-site", "same-origin")
+            .multipart(form)
+            .send()
+    };
+    let part = |bytes: Vec<u8>, name: &str| reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned());
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        post(
+            reqwest::multipart::Form::new()
+                .text("csrf", csrf.clone())
+                .part("front", part(sample("sample-passeport-td3-valide.jpg"), "front.jpg"))
+                .part("selfie", part(Vec::new(), "")),
+        ),
+    )
+    .await
+    .expect("an answer in time")
+    .unwrap();
+    assert_eq!(r.status(), 400, "the selfie is missing");
+    let html = r.text().await.unwrap();
+    assert!(html.contains("Ajoutez d’abord les fichiers obligatoires."), "{html}");
+    assert_eq!(uploads_stored(&svc, &id), 1);
+
+    let r = post(reqwest::multipart::Form::new().text("csrf", "wrong".to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+
+    let r = post(
+        reqwest::multipart::Form::new()
+            .text("csrf", csrf.clone())
+            .part("selfie", part(sample("sample-cni-td1-valide.png"), "selfie.png")),
+    )
+    .await
+    .unwrap();
+    // 303 to the page, which the client followed: "being checked".
+    assert_eq!(r.url().as_str(), url.as_str());
+    assert!(r.text().await.unwrap().contains("Vérification en cours"));
+    assert_ne!(status(&svc, &url).await, "started", "submitted");
+}

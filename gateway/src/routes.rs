@@ -28,7 +28,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(openapi::serve))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
-        .routes(routes!(journey::pages::journey))
+        // The page and its plain form post: three files of 10 MB and their framing.
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(journey::pages::journey, journey::form_post::post))
+                .layer(axum::extract::DefaultBodyLimit::max(journey::form_post::BODY_LIMIT)),
+        )
         .routes(routes!(journey::uploads::upload))
         .routes(routes!(journey::uploads::submit))
         .routes(routes!(journey::uploads::status))

@@ -71,6 +71,12 @@ pub struct Strings {
     pub handoff_title: &'static str,
     pub handoff_text: &'static str,
     pub handoff_qr_label: &'static str,
+    /// The plain form post's refusals (without the script).
+    pub form_refused_title: &'static str,
+    pub form_refused_text: &'static str,
+    pub form_too_large_title: &'static str,
+    /// Above the form when a file just sent draws advice: sending again keeps it.
+    pub warn_before_sending: &'static str,
 }
 
 pub const FR: Strings = Strings {
@@ -132,6 +138,10 @@ pub const FR: Strings = Strings {
     handoff_title: "Continuer sur votre téléphone",
     handoff_text: "Les photos sont plus faciles à prendre avec un téléphone : scannez ce code avec son appareil photo pour y ouvrir ce même parcours. Cette page affichera ensuite où il en est quand vous la rechargerez.",
     handoff_qr_label: "Code QR du lien de ce parcours",
+    form_refused_title: "Page expirée",
+    form_refused_text: "Cette page n’est plus valable. Rouvrez le lien de vérification que vous avez reçu.",
+    form_too_large_title: "Fichier trop lourd",
+    warn_before_sending: "Vos fichiers sont reçus. Vérifiez les conseils ci-dessus, puis appuyez sur « Envoyer » pour les transmettre tels quels, ou reprenez une photo.",
 };
 
 pub const EN: Strings = Strings {
@@ -192,6 +202,10 @@ pub const EN: Strings = Strings {
     handoff_title: "Go on with your phone",
     handoff_text: "Photos are easier to take with a phone: scan this code with its camera to open this same journey there. Reload this page afterwards to see where it stands.",
     handoff_qr_label: "QR code of this journey's link",
+    form_refused_title: "Page expired",
+    form_refused_text: "This page is no longer valid. Open the verification link you received again.",
+    form_too_large_title: "File too large",
+    warn_before_sending: "Your files were received. Check the advice above, then press \"Send\" to send them as they are, or take a photo again.",
 };
 
 impl Strings {

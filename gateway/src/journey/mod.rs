@@ -7,6 +7,7 @@
 //! counts against its address alone: guessing links is limited like everything else.
 
 pub mod assets;
+pub mod form_post;
 pub mod logo;
 pub mod pages;
 mod templates;

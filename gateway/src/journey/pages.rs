@@ -34,7 +34,7 @@ fn content_security_policy(theme: Option<&str>) -> String {
     let theme = theme.map(|css| format!(" 'sha256-{}'", hash(css))).unwrap_or_default();
     format!(
         "default-src 'none'; script-src 'sha256-{js}'; style-src 'sha256-{css}'{theme}; img-src 'self' blob:; connect-src 'self'; \
-         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+         base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     )
 }
 
@@ -149,8 +149,26 @@ fn config(t: &Strings, token: &str, journey: &Journey, polling: bool) -> String 
     cfg.to_string()
 }
 
+/// What the form says after a plain form post: each file's state, a message, the status.
+pub struct Outcome<'a> {
+    pub states: templates::SideStates,
+    pub message: Option<&'a str>,
+    pub status: StatusCode,
+}
+
+impl Outcome<'_> {
+    /// The form as opened: the files the session holds already.
+    pub fn opened(journey: &Journey) -> Self {
+        Self {
+            states: templates::SideStates::received(&journey.uploaded),
+            message: None,
+            status: StatusCode::OK,
+        }
+    }
+}
+
 /// The capture form of an open session.
-pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &str) -> Response {
+pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &str, outcome: &Outcome<'_>) -> Response {
     let t = lang.strings();
     let intro = match journey.category {
         DocumentCategory::Identite => t.intro_identity,
@@ -170,11 +188,15 @@ pub fn form(lang: Lang, token: &str, journey: &Journey, csrf: &str, page_url: &s
             config: &config,
             end: &end,
             handoff: &handoff(t, page_url),
+            action: &format!("/v/{token}"),
+            csrf,
+            states: &outcome.states,
+            message: outcome.message,
         },
     );
     let title = session_title(t, journey);
     let page = Page {
-        status: StatusCode::OK,
+        status: outcome.status,
         title: &title,
         csrf: Some(csrf),
         body,
@@ -240,7 +262,7 @@ fn busy(lang: Lang, retry_after: u64) -> Response {
 }
 
 /// The page of a refusal of the session's guards (a rate limit or an unknown link).
-fn refused(lang: Lang, error: ApiError) -> Response {
+pub(super) fn refused(lang: Lang, error: ApiError) -> Response {
     match error.retry_after {
         Some(wait) if error.status == StatusCode::TOO_MANY_REQUESTS => busy(lang, wait),
         _ if error.status == StatusCode::NOT_FOUND => unknown(lang),
@@ -259,7 +281,7 @@ fn full(lang: Lang) -> Response {
     response
 }
 
-fn unavailable(lang: Lang, error: impl std::fmt::Display) -> Response {
+pub(super) fn unavailable(lang: Lang, error: impl std::fmt::Display) -> Response {
     let t = lang.strings();
     tracing::error!(%error, "journey page");
     message(StatusCode::INTERNAL_SERVER_ERROR, lang, t.error_title, t.error_text)
@@ -325,7 +347,7 @@ pub async fn journey(State(state): State<AppState>, headers: HeaderMap, client: 
     match (journey.status, journey.csrf_token.as_deref()) {
         (VerificationStatus::Created | VerificationStatus::Started, Some(csrf)) => {
             let page_url = crate::api::verifications::journey_url(&state.public_base, &token);
-            form(lang, &token, &journey, csrf, &page_url)
+            form(lang, &token, &journey, csrf, &page_url, &Outcome::opened(&journey))
         }
         (VerificationStatus::Submitted, _) => checking(lang, &token, &journey),
         (VerificationStatus::Expired, _) => ended(StatusCode::GONE, lang, &token, &journey, t.expired_title, t.expired_text),

@@ -151,6 +151,61 @@ pub struct FormPage<'a> {
     pub end: &'a End<'a>,
     /// The QR code of the page's link (inline SVG made by `common::qr::svg`), for wide screens.
     pub handoff: &'a str,
+    /// Where the form posts without the script (the page's own path), and its CSRF token.
+    pub action: &'a str,
+    pub csrf: &'a str,
+    /// What the page knows of each file (after a plain form post; the script fills the same
+    /// places itself), and what it says of the form as a whole.
+    pub states: &'a SideStates,
+    pub message: Option<&'a str>,
+}
+
+/// What the page says of one file when it is rendered.
+#[derive(Debug, Default, Clone)]
+pub struct SideState {
+    /// Received already (the input is then optional: the file stands unless replaced).
+    pub received: bool,
+    /// Why the file just sent was refused.
+    pub error: Option<String>,
+    /// The quick look's advice on the file just received.
+    pub warnings: Vec<&'static str>,
+}
+
+/// The state of each file of a journey.
+#[derive(Debug, Default, Clone)]
+pub struct SideStates(pub Vec<(JourneySide, SideState)>);
+
+impl SideStates {
+    /// The files already received, as the session holds them.
+    pub fn received(sides: &[JourneySide]) -> Self {
+        Self(
+            sides
+                .iter()
+                .map(|side| {
+                    (
+                        *side,
+                        SideState {
+                            received: true,
+                            ..SideState::default()
+                        },
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    pub fn of(&self, side: JourneySide) -> SideState {
+        self.0
+            .iter()
+            .find(|(s, _)| *s == side)
+            .map(|(_, state)| state.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn set(&mut self, side: JourneySide, state: SideState) {
+        self.0.retain(|(s, _)| *s != side);
+        self.0.push((side, state));
+    }
 }
 
 pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
@@ -165,7 +220,9 @@ pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
                 (PreEscaped(page.handoff))
             }
         }
-        form id="journey" novalidate {
+        form id="journey" method="post" action=(page.action) enctype="multipart/form-data" novalidate {
+            // First, so the server checks it before reading any file of a plain form post.
+            input type="hidden" name="csrf" value=(page.csrf);
             h1 id="journey-title" tabindex="-1" { (t.title) }
             p { (page.intro) }
             (privacy_notice(page.notice))
@@ -173,9 +230,9 @@ pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
                 @if file.side == JourneySide::Selfie {
                     (consent_step(t))
                 }
-                (side_step(t, category, *file))
+                (side_step(t, category, *file, &page.states.of(file.side)))
             }
-            p.msg id="form-msg" role="alert" {}
+            p.msg.err[page.message.is_some()] id="form-msg" role="alert" { @if let Some(m) = page.message { (m) } }
             button type="submit" id="submit" { (t.submit) }
             p.small { (t.privacy) }
         }
@@ -208,7 +265,8 @@ fn consent_step(t: &Strings) -> Markup {
 }
 
 /// One file to give: its label, hint, input, preview, progress and message.
-fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> Markup {
+fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile, state: &SideState) -> Markup {
+    let required = file.required && !state.received;
     let id = file.side.as_str();
     let (label, capture) = match file.side {
         JourneySide::Front => (t.front, Some("environment")),
@@ -232,12 +290,25 @@ fn side_step(t: &Strings, category: DocumentCategory, file: JourneyFile) -> Mark
             }
             p.hint id={ (id) "-hint" } { (t.file_hint(category)) }
             input type="file" id=(id) name=(id) accept=(accept_attribute(category)) capture=[capture]
-                required[file.required] aria-required=[file.required.then_some("true")]
+                required[required] aria-required=[required.then_some("true")]
                 aria-describedby={ (id) "-advice " (id) "-hint " (id) "-msg" };
             img.preview id={ (id) "-preview" } alt="" hidden;
             progress id={ (id) "-progress" } max="100" value="0" aria-label=(t.progress) hidden {}
-            p.msg id={ (id) "-msg" } role="status" aria-live="polite" {}
-            div.warnings id={ (id) "-warnings" } {}
+            @match (&state.error, state.received) {
+                (Some(error), _) => p.msg.err id={ (id) "-msg" } role="status" aria-live="polite" { (error) },
+                (None, true) => p.msg.ok id={ (id) "-msg" } role="status" aria-live="polite" { (t.uploaded) },
+                (None, false) => p.msg id={ (id) "-msg" } role="status" aria-live="polite" {},
+            }
+            div.warnings id={ (id) "-warnings" } {
+                @if !state.warnings.is_empty() {
+                    @for warning in &state.warnings {
+                        p.warn data-testid="upload-quality-warning" { (warning) }
+                    }
+                    p.small { (t.warn_keep) }
+                    // A label opens the file picker without any script.
+                    label.button.retake for=(id) data-testid="upload-retake" { (t.retake) }
+                }
+            }
         }
     }
 }
@@ -339,6 +410,10 @@ mod tests {
             config: "{}",
             end: &end(None),
             handoff: "<svg data-testid=\"journey-handoff-qr\"></svg>",
+            action: "/v/tok",
+            csrf: "csrf-token",
+            states: &SideStates::default(),
+            message: None,
         };
         form(t, &page).into_string()
     }

@@ -51,7 +51,7 @@ fn origin_of(base: &str) -> &str {
     }
 }
 
-fn check_same_origin(headers: &HeaderMap, public_base: &str) -> Result<(), ApiError> {
+pub(super) fn check_same_origin(headers: &HeaderMap, public_base: &str) -> Result<(), ApiError> {
     if let Some(site) = headers.get("sec-fetch-site") {
         if site.as_bytes() != b"same-origin" {
             return Err(forbidden("Journey uploads are accepted from the journey page only."));
@@ -67,6 +67,11 @@ fn check_same_origin(headers: &HeaderMap, public_base: &str) -> Result<(), ApiEr
 
 fn check_csrf(headers: &HeaderMap, journey: &Journey) -> Result<(), ApiError> {
     let sent = headers.get("x-csrf-token").map(|v| v.as_bytes()).unwrap_or_default();
+    check_csrf_value(sent, journey)
+}
+
+/// The session's CSRF token against what a request `sent` (its header, or the form's field).
+pub(super) fn check_csrf_value(sent: &[u8], journey: &Journey) -> Result<(), ApiError> {
     let expected = journey.csrf_token.as_deref().unwrap_or_default().as_bytes();
     // Equal-length digests compared in constant time: the timing says nothing of the secret.
     let digest = |b: &[u8]| ring::digest::digest(&ring::digest::SHA256, b).as_ref().to_vec();
@@ -79,7 +84,7 @@ fn check_csrf(headers: &HeaderMap, journey: &Journey) -> Result<(), ApiError> {
 }
 
 /// The session behind `token`; a token that names none is refused as [`no_such_session`] says.
-async fn find(state: &AppState, client: &ClientAddr, token: &str) -> Result<Journey, ApiError> {
+pub(super) async fn find(state: &AppState, client: &ClientAddr, token: &str) -> Result<Journey, ApiError> {
     if !super::plausible_token(token) {
         return Err(no_such_session(state, client));
     }
@@ -287,18 +292,24 @@ pub async fn upload(
             return Err(refusal);
         }
     };
-    let category = journey.category;
     let bytes = read_file(&headers, body).await?;
-    let kind = check_file(side.as_str(), &bytes, category)?;
-    check_pages(&state, &journey, side.as_str(), kind, &bytes).await?;
+    let uploaded = accept(&state, &journey, side, &bytes, Lang::from_headers(&headers)).await?;
+    Ok((StatusCode::CREATED, axum::Json(uploaded)))
+}
+
+/// Checks a file of an open journey's `side` (type from its bytes, one page), stores it sealed in
+/// place of an earlier one, and takes the quick look at it: the one path of a file into a journey,
+/// from the script's upload and from the plain form post alike.
+pub(super) async fn accept(state: &AppState, journey: &Journey, side: JourneySide, bytes: &[u8], lang: Lang) -> ApiResult<Uploaded> {
+    let kind = check_file(side.as_str(), bytes, journey.category)?;
+    check_pages(state, journey, side.as_str(), kind, bytes).await?;
 
     let blob = common::blobs::BlobStore::new_name();
     let context = verifications::upload_context(&journey.company_id, &journey.id);
     let size = bytes.len();
     // The quick look runs while the file is sealed and stored: it adds no wait of its own.
-    let lang = Lang::from_headers(&headers);
     let store = state.blobs.put_then_record(&state.store, &blob, &context, bytes.to_vec());
-    let (stored, warnings) = tokio::join!(store, warnings_of(&state, &journey, side, kind, &bytes, lang));
+    let (stored, warnings) = tokio::join!(store, warnings_of(state, journey, side, kind, bytes, lang));
     stored.map_err(|e| ApiError::blob("journey blob", e))?;
     let (id, name) = (journey.id.clone(), blob.clone());
     let recorded = state
@@ -332,15 +343,12 @@ pub async fn upload(
             tracing::error!(error = %e, "cannot delete a replaced journey file");
         }
     }
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(Uploaded {
-            side,
-            kind,
-            bytes: size,
-            warnings,
-        }),
-    ))
+    Ok(Uploaded {
+        side,
+        kind,
+        bytes: size,
+        warnings,
+    })
 }
 
 /// The quick look at a stored photo, in the customer's words.

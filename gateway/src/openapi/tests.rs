@@ -32,6 +32,7 @@ const OPERATIONS: &[(&str, &str, &str, bool)] = &[
     ("healthz", "get", "/healthz", false),
     ("readyz", "get", "/readyz", false),
     ("journeyPage", "get", "/v/{token}", false),
+    ("postJourneyForm", "post", "/v/{token}", false),
     ("uploadJourneyFile", "post", "/v/{token}/files/{side}", false),
     ("submitJourney", "post", "/v/{token}/submit", false),
     ("getJourneyStatus", "get", "/v/{token}/status", false),
