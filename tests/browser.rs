@@ -327,7 +327,7 @@ async fn the_page_is_named_readable_and_usable_with_a_keyboard() {
     let unnamed = b
         .client
         .execute(
-            "return [].slice.call(document.querySelectorAll('input')).filter(function(i){\
+            "return [].slice.call(document.querySelectorAll('input:not([type=hidden])')).filter(function(i){\
              var l=document.querySelector('label[for=\"'+i.id+'\"]');return !l||!l.textContent.trim()}).map(function(i){return i.id})",
             vec![],
         )
