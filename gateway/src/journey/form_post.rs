@@ -67,11 +67,12 @@ pub struct FormFields {
     request_body(content = FormFields, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "The form again, with each file's state and advice.", body = String, content_type = "text/html"),
-        (status = 303, description = "Submitted (or the link has ended): the page, which shows where the journey stands.",
+        (status = 303, description = "Submitted: the page, which shows where the journey stands.",
             headers(("Location" = String, description = "The journey page."))),
         (status = 400, description = "The form again, saying which file was refused or is missing.", body = String, content_type = "text/html"),
         (status = 403, description = "Not posted by the journey page (another site, or a wrong CSRF token).", body = String, content_type = "text/html"),
         (status = 404, description = "Unknown link.", body = String, content_type = "text/html"),
+        (status = 409, description = "The link has ended (expired, or already used): the page saying so.", body = String, content_type = "text/html"),
         (status = 413, description = "More than the form takes (three files of 10 MB).", body = String, content_type = "text/html"),
         (status = 429, description = "Too many requests from this session or address; `Retry-After` gives the seconds to wait.",
             body = String, content_type = "text/html", headers(("Retry-After" = u64, description = "Seconds to wait before retrying."))),
@@ -95,7 +96,7 @@ pub async fn post(
         Err(refusal) => return refusal,
     };
     if !journey.is_open() {
-        return page(&token);
+        return ended(lang, &token, &journey);
     }
     let Ok(mut multipart) = multipart else {
         return pages::message(StatusCode::BAD_REQUEST, lang, t.form_refused_title, t.form_refused_text);
@@ -142,7 +143,7 @@ pub async fn post(
                     },
                 );
             }
-            Err(error) if error.code == ErrorCode::InvalidState => return page(&token),
+            Err(error) if error.code == ErrorCode::InvalidState => return ended(lang, &token, &journey),
             Err(error) if matches!(error.code, ErrorCode::ServiceUnavailable | ErrorCode::RateLimited) => {
                 states.set(side, refused(t, &journey, error.code));
             }
@@ -237,12 +238,23 @@ async fn finish(
         Err(error) => {
             let error = ApiError::from(error);
             if error.code == ErrorCode::InvalidState {
-                page(token)
+                ended(lang, token, &journey)
             } else {
                 pages::unavailable(lang, error.message)
             }
         }
     }
+}
+
+/// 409: the link has ended (expired or used) before or while the form was posted; the page
+/// says so, with the reference and the way back.
+fn ended(lang: Lang, token: &str, journey: &Journey) -> Response {
+    let t = lang.strings();
+    let (title, text) = match journey.status {
+        common::domain::VerificationStatus::Expired => (t.expired_title, t.expired_text),
+        _ => (t.used_title, t.used_text),
+    };
+    pages::ended(StatusCode::CONFLICT, lang, token, journey, title, text)
 }
 
 /// 303 to the journey's page, which shows where the session stands.

@@ -102,7 +102,7 @@ pub fn message(status: StatusCode, lang: Lang, title: &str, text: &str) -> Respo
 
 /// The page of a session that has ended (expired, or its link used), with the test banner of a
 /// test-mode session, under its company's name.
-fn ended(status: StatusCode, lang: Lang, token: &str, journey: &Journey, title: &str, text: &str) -> Response {
+pub(super) fn ended(status: StatusCode, lang: Lang, token: &str, journey: &Journey, title: &str, text: &str) -> Response {
     let t = lang.strings();
     let body = templates::ended(t, journey.mode, brand(token, journey), title, text, &end(journey));
     let page_title = session_title(t, journey);
