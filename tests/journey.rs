@@ -320,8 +320,8 @@ async fn journey_pages_stay_small() {
 async fn the_journey_presents_the_company_and_its_privacy_notice() {
     let svc = Service::start(&[]).await;
     let co = svc.company();
-    let dir = tempfile_dir(&svc);
-    let logo = dir.join("logo.jpg");
+    let inputs = support::TempDir::new("logo");
+    let logo = inputs.0.join("logo.jpg");
     let picture = image::RgbImage::from_fn(1200, 300, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 200]));
     picture.save_with_format(&logo, image::ImageFormat::Jpeg).unwrap();
     let uploaded = std::fs::read(&logo).unwrap();
@@ -421,13 +421,6 @@ async fn the_journey_presents_the_company_and_its_privacy_notice() {
     let html = svc.http.get(&url).send().await.unwrap().text().await.unwrap();
     assert!(!html.contains("journey-logo"), "{html}");
     assert_eq!(svc.http.get(format!("{url}/logo")).send().await.unwrap().status(), 404);
-}
-
-/// A directory of the test's own, removed with the service's data.
-fn tempfile_dir(svc: &Service) -> std::path::PathBuf {
-    let dir = svc.data_dir().join("inputs");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Each upload's answer carries the quick look's warnings: a blurred photo is stored and told so,
