@@ -6,12 +6,13 @@ use crate::output;
 use common::config::Config;
 use common::document::{self, PageCountTask};
 use common::logo::{self, LogoTask};
-use common::photo_quality::{self, QualityTask};
+use common::photo_quality::QualityTask;
 use common::sandbox::escape::{self, EscapeTask};
 use common::sandbox::isolation::{self, FsPolicy, Policy};
 use common::sandbox::protocol::{Request, Response};
 use common::sandbox::{child, Task};
 use std::process::ExitCode;
+use worker::analysis::quick_look;
 use worker::analysis::sandboxed::{self, AnalyseTask, ChildAnalyser};
 
 #[derive(clap::Args)]
@@ -74,7 +75,7 @@ pub fn run(args: SandboxArgs) -> ExitCode {
             None => Err(logo::LogoError::NotAnImage),
         }),
         QualityTask::NAME => child::answer::<QualityTask>(request, |task, files| match files.first() {
-            Some(bytes) => photo_quality::answer(task, bytes),
+            Some(bytes) => quick_look::answer(task, bytes),
             None => Ok(Vec::new()),
         }),
         AnalyseTask::NAME => analyser.answer(request),

@@ -498,7 +498,11 @@ async fn a_bank_s_customer_meets_the_bank_s_journey_on_a_phone_and_a_laptop() {
                 .is_err(),
             "no warning on a sharp photo"
         );
-        b.choose_file("selfie", &Path::new(SAMPLES).join("sample-cni-td1-valide.png")).await;
+        b.choose_file(
+            "selfie",
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faces/selfies/obama2.jpg"),
+        )
+        .await;
         wait_uploaded(&b, "selfie", "Fichier reçu.").await;
         b.screenshot("sharp-photos").await;
 

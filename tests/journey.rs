@@ -487,6 +487,37 @@ async fn an_upload_answers_its_photo_s_warnings_and_keeps_the_file() {
     assert!(body["warnings"][0]["message"].as_str().unwrap().contains("too small"), "{body}");
 }
 
+/// With face match on, the quick look asks for a face on the selfie (the specimen's drawn
+/// silhouette is none); it tells a card's front sent as its back. Neither refuses the file.
+#[tokio::test]
+async fn the_quick_look_asks_for_a_face_and_the_card_s_other_side() {
+    let svc = Service::start(&[("SCEAU_FACE_MATCH", "true")]).await;
+    let co = svc.company();
+    let wf = workflow(&svc, &co, "identite", None);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-9").await;
+    let (_, _, csrf) = open(&svc, &url, None).await;
+    let csrf = csrf.unwrap();
+    let faces = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/faces");
+    let face_file = |name: &str| std::fs::read(format!("{faces}/{name}")).unwrap();
+
+    let (s, body) = upload(&svc, &url, "selfie", Some(&csrf), sample("sample-cni-td1-valide.png"), "image/png").await;
+    assert_eq!(s, 201, "{body}");
+    assert_eq!(body["warnings"][0]["code"], "no_face", "{body}");
+    assert!(body["warnings"][0]["message"].as_str().unwrap().contains("visage"), "{body}");
+    let (_, body) = upload(&svc, &url, "selfie", Some(&csrf), face_file("selfies/obama2.jpg"), "image/jpeg").await;
+    assert_eq!(body["warnings"], json!([]), "{body}");
+    let (_, body) = upload(&svc, &url, "selfie", Some(&csrf), face_file("selfies/two-people.jpg"), "image/jpeg").await;
+    assert_eq!(body["warnings"][0]["code"], "several_faces", "{body}");
+
+    let card_front = face_file("cards/obama-obama-flat.jpg");
+    let (_, body) = upload(&svc, &url, "back", Some(&csrf), card_front.clone(), "image/jpeg").await;
+    assert_eq!(body["warnings"][0]["code"], "wrong_side", "{body}");
+    assert!(body["warnings"][0]["message"].as_str().unwrap().contains("recto"), "{body}");
+    let (_, body) = upload(&svc, &url, "front", Some(&csrf), card_front, "image/jpeg").await;
+    assert_eq!(body["warnings"], json!([]), "{body}");
+    assert_eq!(uploads_stored(&svc, &id), 3, "front, back and selfie are kept, warned or not");
+}
+
 /// The plain form post (the page without its script), over HTTP.
 #[tokio::test]
 async fn the_form_posts_its_files_without_the_script() {

@@ -1,9 +1,9 @@
 //! The quick look at a journey's photo as soon as it is uploaded: enough pixels, sharp, no burnt
 //! out patch. What it finds are warnings the customer may ignore (`domain::journey::UploadWarning`);
 //! the analysis decides later. The image is a client's file: it is decoded in a sandbox child
-//! ([`QualityTask`]), like every client file.
+//! ([`QualityTask`]), like every client file, where the engine adds what it sees of faces and
+//! sides.
 
-use crate::document::{self, FileKind};
 use domain::journey::{JourneySide, UploadWarning};
 use image::imageops::FilterType;
 use image::GrayImage;
@@ -28,26 +28,19 @@ const CLIPPED: u8 = 253;
 /// margin would be) covering this share of the photo is glare.
 const MIN_GLARE_SHARE: f64 = 0.004;
 
-/// The quick look at one photo, run in a sandbox child: the file is the photo's bytes.
+/// The quick look at one photo, run in a sandbox child: the file is the photo's bytes. The child
+/// answers with these pixel checks and the engine's own (`worker::analysis::quick_look`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct QualityTask {
     pub side: JourneySide,
+    /// Whether the selfie is compared with the document's portrait: then it must show a face.
+    pub face_match: bool,
 }
 
 impl crate::sandbox::Task for QualityTask {
     const NAME: &'static str = "photo-quality";
     /// The warnings, or why the bytes could not be looked at (then there is nothing to say).
     type Output = Result<Vec<UploadWarning>, String>;
-}
-
-/// What the child answers to a [`QualityTask`].
-pub fn answer(task: QualityTask, bytes: &[u8]) -> Result<Vec<UploadWarning>, String> {
-    let Some(kind @ (FileKind::Jpeg | FileKind::Png | FileKind::Webp)) = document::sniff(bytes) else {
-        // A PDF or a TIFF is a scan or a file, not a photo to take again.
-        return Ok(Vec::new());
-    };
-    let image = document::decode_image_checked(kind, bytes).map_err(|e| e.to_string())?;
-    Ok(look(task.side, &image.to_luma8()))
 }
 
 /// The warnings for a photo of `side`, from its grey pixels.
@@ -146,6 +139,7 @@ pub fn glare_share(grey: &GrayImage) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document;
     use std::path::Path;
 
     const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/samples/identite");

@@ -39,6 +39,13 @@ wire_enum!(
         Blurry => "blurry",
         /// A patch of light burnt out part of the document.
         Glare => "glare",
+        /// No face on the selfie (with face match on): nothing to compare with the portrait.
+        NoFace => "no_face",
+        /// More than one face on the selfie: the customer's must be alone in the frame.
+        SeveralFaces => "several_faces",
+        /// The other side of an identity card: a front with a card's back zone (three lines of
+        /// 30 characters) and no face, or a back with a face and no zone.
+        WrongSide => "wrong_side",
     }
 );
 

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use common::document::{self, DocumentError, FileKind, PageCountTask};
 use common::photo_quality::QualityTask;
 use common::sandbox::{Sandbox, SandboxError};
-use domain::journey::{JourneySide, UploadWarning};
+use domain::journey::UploadWarning;
 use std::time::{Duration, Instant};
 
 /// CPU time one PDF's page count may use: a genuine one-page PDF takes milliseconds.
@@ -62,23 +62,24 @@ pub async fn page_count(
 }
 
 /// CPU time the quick look at a photo may take: decoding a 12-megapixel JPEG and measuring it at
-/// 800 px takes about half a second unoptimised.
+/// 800 px takes about half a second unoptimised; reading a zone and looking for a face at four
+/// quarter turns a few tenths more.
 pub const QUALITY_DEADLINE: Duration = Duration::from_secs(3);
 
 /// Longest wait for a child to look at a photo: advice is not worth keeping the customer waiting,
 /// nor holding a child that a PDF's page count needs.
 const QUALITY_WAIT: Duration = Duration::from_secs(1);
 
-/// The quick look at a journey photo (`common::photo_quality`), in a sandbox child. It only ever
-/// adds advice: when no child is free in time, or the look fails, the answer is "nothing to say",
-/// and the upload stands.
-pub async fn photo_warnings(sandbox: &Sandbox, turns: &EdgeTurns, sender: Sender, side: JourneySide, bytes: &[u8]) -> Vec<UploadWarning> {
+/// The quick look at a journey photo (`common::photo_quality`, `worker::analysis::quick_look`), in
+/// a sandbox child. It only ever adds advice: when no child is free in time, or the look fails,
+/// the answer is "nothing to say", and the upload stands.
+pub async fn photo_warnings(sandbox: &Sandbox, turns: &EdgeTurns, sender: Sender, task: QualityTask, bytes: &[u8]) -> Vec<UploadWarning> {
     let started = Instant::now();
     let Some(_turn) = turns.take(sender, QUALITY_WAIT).await else {
         return Vec::new();
     };
     let wait = QUALITY_WAIT.saturating_sub(started.elapsed());
-    match sandbox.run_within(&QualityTask { side }, &[bytes], QUALITY_DEADLINE, wait).await {
+    match sandbox.run_within(&task, &[bytes], QUALITY_DEADLINE, wait).await {
         Ok(Ok(warnings)) => warnings,
         Ok(Err(why)) => {
             tracing::debug!(%why, "a journey photo could not be looked at");

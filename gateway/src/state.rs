@@ -35,6 +35,9 @@ pub struct AppState {
     pub sandbox: common::sandbox::Sandbox,
     /// Each sender's one turn at those children.
     pub edge_turns: Arc<crate::edge_turns::EdgeTurns>,
+    /// Whether journeys compare the selfie with the portrait (`SCEAU_FACE_MATCH`): then the
+    /// quick look asks for a face on the selfie.
+    pub face_match: bool,
     /// E-mails invitations when `SCEAU_SMTP_URL` is set.
     pub mailer: Option<common::mail::Mailer>,
     /// The analysis engine's capabilities on this machine, for `/readyz`.

@@ -83,6 +83,7 @@ pub async fn spawn_app() -> TestApp {
             1,
         ),
         edge_turns: Arc::new(crate::edge_turns::EdgeTurns::default()),
+        face_match: common::config::Config::default().face_match,
         mailer: None,
         // No engine runs beside the gateway's unit tests: nothing found, the list unknown.
         capabilities: Arc::new(common::capabilities::Capabilities {

@@ -75,6 +75,7 @@ pub async fn start(
         ),
         sandbox: edge_parsers.clone(),
         edge_turns: Default::default(),
+        face_match: config.face_match,
         mailer: common::mail::Mailer::from_config(config)?,
         capabilities,
     };

@@ -64,6 +64,10 @@ pub struct Strings {
     pub warn_blurry: &'static str,
     pub warn_blurry_selfie: &'static str,
     pub warn_glare: &'static str,
+    pub warn_no_face: &'static str,
+    pub warn_several_faces: &'static str,
+    pub warn_front_is_back: &'static str,
+    pub warn_back_is_front: &'static str,
     /// After a warning: the photo is kept unless the customer takes it again.
     pub warn_keep: &'static str,
     pub retake: &'static str,
@@ -133,6 +137,10 @@ pub const FR: Strings = Strings {
     warn_blurry: "La photo semble floue : tenez le téléphone immobile et touchez l’écran pour faire la mise au point.",
     warn_blurry_selfie: "La photo semble floue : tenez le téléphone immobile, à bout de bras.",
     warn_glare: "Un reflet masque une partie du document : inclinez-le un peu ou éloignez-le de la lumière.",
+    warn_no_face: "Nous ne voyons pas de visage : prenez-vous de face, le visage entier dans le cadre et bien éclairé.",
+    warn_several_faces: "Nous voyons plusieurs visages : soyez seul ou seule sur la photo.",
+    warn_front_is_back: "Cette photo semble montrer le verso de la carte (les lignes de caractères, sans photo) : ici, envoyez le recto, celui qui porte votre photo.",
+    warn_back_is_front: "Cette photo semble montrer le recto de la carte (votre photo) : ici, envoyez le verso, celui qui porte les lignes de caractères en bas.",
     warn_keep: "Vous pouvez aussi la garder telle quelle.",
     retake: "Reprendre la photo",
     handoff_title: "Continuer sur votre téléphone",
@@ -197,6 +205,10 @@ pub const EN: Strings = Strings {
     warn_blurry: "The photo looks blurred: hold the phone still and tap the screen to focus.",
     warn_blurry_selfie: "The photo looks blurred: hold the phone still, at arm's length.",
     warn_glare: "Glare hides part of the document: tilt it a little or move it away from the light.",
+    warn_no_face: "We cannot see a face: take the photo from the front, your whole face in the frame and well lit.",
+    warn_several_faces: "We can see several faces: be alone in the photo.",
+    warn_front_is_back: "This photo seems to show the back of the card (the lines of characters, no photo): send the front here, the side with your photo.",
+    warn_back_is_front: "This photo seems to show the front of the card (your photo): send the back here, the side with the lines of characters at the bottom.",
     warn_keep: "You may also keep it as it is.",
     retake: "Take the photo again",
     handoff_title: "Go on with your phone",
@@ -228,6 +240,10 @@ impl Strings {
             UploadWarning::Blurry if selfie => self.warn_blurry_selfie,
             UploadWarning::Blurry => self.warn_blurry,
             UploadWarning::Glare => self.warn_glare,
+            UploadWarning::NoFace => self.warn_no_face,
+            UploadWarning::SeveralFaces => self.warn_several_faces,
+            UploadWarning::WrongSide if side == JourneySide::Back => self.warn_back_is_front,
+            UploadWarning::WrongSide => self.warn_front_is_back,
         }
     }
 

@@ -28,6 +28,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use common::document::{self, DocumentError, FileKind};
 use common::domain::{DocumentCategory, VerificationStatus};
 use common::domain::{ErrorCode, JourneySide};
+use common::photo_quality::QualityTask;
 use common::store::verifications::{self, Journey, NewUpload};
 use domain::journey::UploadWarning;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -358,7 +359,11 @@ async fn warnings_of(state: &AppState, journey: &Journey, side: JourneySide, kin
         return Vec::new();
     }
     let sender = Sender::Journey(journey.id.clone());
-    inspect::photo_warnings(&state.sandbox, &state.edge_turns, sender, side, bytes)
+    let task = QualityTask {
+        side,
+        face_match: state.face_match,
+    };
+    inspect::photo_warnings(&state.sandbox, &state.edge_turns, sender, task, bytes)
         .await
         .into_iter()
         .map(|code| Warning {

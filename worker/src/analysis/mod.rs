@@ -14,6 +14,7 @@ pub mod mrz;
 pub mod orientation;
 pub mod pdf_tree;
 pub mod perspective;
+pub mod quick_look;
 pub mod sandboxed;
 pub mod text;
 pub mod twoddoc;

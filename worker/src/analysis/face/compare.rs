@@ -10,6 +10,7 @@ use image::RgbImage;
 use super::align::{align, Aligned};
 use super::detect::{faces, Face};
 use super::embed::{embed, Embedding};
+use super::onnx::Plan;
 use super::quality::{self, Flaw};
 use super::{FaceError, FaceModels};
 
@@ -41,12 +42,13 @@ pub struct Comparison {
     pub selfie_faces: usize,
 }
 
-/// The best face found so far over the quarter turns, with the image turned as it was found.
-struct Found<'a> {
-    face: Face,
-    faces: usize,
-    turns: u8,
-    turned: Cow<'a, RgbImage>,
+/// The main face of an image, found over the quarter turns, with the image turned as it was found.
+pub struct Found<'a> {
+    pub face: Face,
+    /// Faces counted (the main one included).
+    pub faces: usize,
+    pub turns: u8,
+    pub turned: Cow<'a, RgbImage>,
 }
 
 /// Looks for the main face of `image`: the largest (an identity card's small "ghost" portrait is
@@ -60,20 +62,7 @@ pub fn examine(models: &FaceModels, image: &RgbImage) -> Result<Examined, FaceEr
 /// gives the quarter turns clockwise that bring the document upright, when its zone said so; then
 /// only that turn is tried, not the three others (which a document without a face pays for).
 pub fn examine_knowing(models: &FaceModels, image: &RgbImage, known_turns: impl FnOnce() -> Option<u8>) -> Result<Examined, FaceError> {
-    let mut best = look(models, image, 0, None)?;
-    if !best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
-        let others = match known_turns() {
-            Some(turns) => vec![turns % 4],
-            None => vec![1, 2, 3],
-        };
-        for turns in others.into_iter().filter(|&turns| turns != 0) {
-            best = look(models, image, turns, best)?;
-            if best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
-                break;
-            }
-        }
-    }
-    let Some(best) = best else {
+    let Some(best) = find(&models.detector, image, known_turns)? else {
         return Ok(Examined {
             faces: 0,
             main: None,
@@ -93,10 +82,30 @@ pub fn examine_knowing(models: &FaceModels, image: &RgbImage, known_turns: impl 
     })
 }
 
+/// The main face of `image` and how many count, by the detector alone (no embedding is made):
+/// the largest face upright, or at the quarter turn where it shows surest when none is strong
+/// upright (`known_turns` as in [`examine_knowing`]).
+pub fn find<'a>(detector: &Plan, image: &'a RgbImage, known_turns: impl FnOnce() -> Option<u8>) -> Result<Option<Found<'a>>, FaceError> {
+    let mut best = look(detector, image, 0, None)?;
+    if !best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
+        let others = match known_turns() {
+            Some(turns) => vec![turns % 4],
+            None => vec![1, 2, 3],
+        };
+        for turns in others.into_iter().filter(|&turns| turns != 0) {
+            best = look(detector, image, turns, best)?;
+            if best.as_ref().is_some_and(|b| b.face.score >= STRONG) {
+                break;
+            }
+        }
+    }
+    Ok(best)
+}
+
 /// The faces of `image` turned by `turns`: the largest kept when it is surer than `best`.
-fn look<'a>(models: &FaceModels, image: &'a RgbImage, turns: u8, best: Option<Found<'a>>) -> Result<Option<Found<'a>>, FaceError> {
+fn look<'a>(detector: &Plan, image: &'a RgbImage, turns: u8, best: Option<Found<'a>>) -> Result<Option<Found<'a>>, FaceError> {
     let turned = quarter_turns(image, turns);
-    let found = faces(&models.detector, &turned)?;
+    let found = faces(detector, &turned)?;
     Ok(match largest(&found) {
         Some(main) if best.as_ref().is_none_or(|b| found[main].score > b.face.score) => Some(Found {
             face: found[main],

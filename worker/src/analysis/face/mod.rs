@@ -60,14 +60,21 @@ impl FaceModels {
     /// Checks and builds both models afresh (what [`FaceModels::shared`] does once; the
     /// benchmark times it).
     pub fn load() -> Result<FaceModels, FaceError> {
-        let unavailable = |e: &dyn std::fmt::Display| FaceError::Unavailable(e.to_string());
-        let detector_bytes = models::DETECTOR.verified().map_err(|e| unavailable(&e))?;
-        let embedder_bytes = models::EMBEDDER.verified().map_err(|e| unavailable(&e))?;
         let side = align::SIDE as usize;
         Ok(FaceModels {
-            detector: onnx::plan(detector_bytes, &[1, 3, detect::SIDE, detect::SIDE]).map_err(|e| unavailable(&e))?,
-            embedder: onnx::plan(embedder_bytes, &[1, 3, side, side]).map_err(|e| unavailable(&e))?,
+            detector: built(models::DETECTOR, &[1, 3, detect::SIDE, detect::SIDE])?,
+            embedder: built(models::EMBEDDER, &[1, 3, side, side])?,
         })
+    }
+
+    /// The detector alone, checked and built once per process: what the journey's quick look at
+    /// the edge needs (`super::quick_look`), without the embedder's 10 MB and its plan.
+    pub fn shared_detector() -> Result<&'static onnx::Plan, FaceError> {
+        static DETECTOR: OnceLock<Result<onnx::Plan, FaceError>> = OnceLock::new();
+        DETECTOR
+            .get_or_init(|| built(models::DETECTOR, &[1, 3, detect::SIDE, detect::SIDE]))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The faces of `image`, surest first.
@@ -79,4 +86,11 @@ impl FaceModels {
     pub fn embedding(&self, crop: &image::RgbImage) -> Result<embed::Embedding, FaceError> {
         embed::embed(&self.embedder, crop)
     }
+}
+
+/// The plan of a shipped model, once its bytes are the ones shipped.
+fn built(model: models::ModelFile, input: &[usize]) -> Result<onnx::Plan, FaceError> {
+    let unavailable = |e: &dyn std::fmt::Display| FaceError::Unavailable(e.to_string());
+    let bytes = model.verified().map_err(|e| unavailable(&e))?;
+    onnx::plan(bytes, input).map_err(|e| unavailable(&e))
 }
