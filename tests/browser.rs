@@ -397,12 +397,7 @@ async fn a_bank_s_customer_meets_the_bank_s_journey_on_a_phone_and_a_laptop() {
     })
     .save(&logo)
     .unwrap();
-    let blurred = inputs.0.join("blurred.jpg");
-    image::load_from_memory(&std::fs::read(Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg")).unwrap())
-        .unwrap()
-        .blur(4.0)
-        .save_with_format(&blurred, image::ImageFormat::Jpeg)
-        .unwrap();
+    let blurred = blurred_passport(&inputs);
     svc.admin(&[
         "company",
         "set",
@@ -537,6 +532,107 @@ async fn a_bank_s_customer_meets_the_bank_s_journey_on_a_phone_and_a_laptop() {
         b.screenshot("used-link-without-return").await;
         b.close().await;
     }
+}
+
+/// The passport specimen blurred, as a shaken phone takes it, written in `dir`.
+fn blurred_passport(dir: &TempDir) -> std::path::PathBuf {
+    let blurred = dir.0.join("blurred.jpg");
+    image::load_from_memory(&std::fs::read(Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg")).unwrap())
+        .unwrap()
+        .blur(4.0)
+        .save_with_format(&blurred, image::ImageFormat::Jpeg)
+        .unwrap();
+    blurred
+}
+
+/// Waits for the element `css` of a page that loads on its own time (scripts off).
+async fn wait_for(b: &Browser, css: &str) -> fantoccini::elements::Element {
+    b.wait(WAIT, css, || async { b.client.find(fantoccini::Locator::Css(css)).await.ok() })
+        .await
+}
+
+/// Sends the form with the keyboard (Enter on its button): chromedriver's click waits on a timer
+/// of the page's, which never fires with scripts off.
+async fn send_with_keyboard(b: &Browser) {
+    let button = b.client.find(fantoccini::Locator::Id("submit")).await.expect("#submit");
+    button.send_keys(&Key::Enter.to_string()).await.expect("Enter on #submit");
+}
+
+/// With its scripts turned off, on a 390 px phone, the journey is a plain form: the company's
+/// name and privacy notice, the files chosen then sent at once, the form back with its advice on
+/// a blurred photo and a retake that is a plain label, the files sent as they are, then the page
+/// being checked, which reloads itself until the thank-you. No page scrolls sideways. Screenshots: `test-artifacts/browser/<mode>/journey_without_script/`.
+#[tokio::test]
+async fn a_customer_without_javascript_sends_the_plain_form() {
+    let svc = Service::start(&[]).await;
+    let co = svc.company();
+    svc.admin(&["company", "set", &co.id, "--display-name", "Banque Exemple"]);
+    let wf = workflow(&svc, &co, "identite", None);
+    let inputs = TempDir::new("noscript");
+    let blurred = blurred_passport(&inputs);
+    let Session { id, url } = session(&svc, &co, &wf, "dossier-sans-script").await;
+    let width = Screen::SmallPhone.width();
+    let b = Browser::start_without_script("journey_without_script", svc.mode, "fr-FR", Screen::SmallPhone).await;
+
+    b.client.goto(&url).await.expect("open the journey");
+    let form = wait_for(&b, "form#journey").await;
+    assert_eq!(form.attr("method").await.unwrap().as_deref(), Some("post"));
+    assert_eq!(b.text_of_css("[data-testid=journey-company-name]").await, "Banque Exemple");
+    assert!(b.text_of_css("[data-testid=journey-privacy]").await.contains("Banque Exemple"));
+    assert_fits(&b, width).await;
+    b.screenshot("form").await;
+
+    // Choosing a file sends nothing without the script: the submit sends them all.
+    b.choose_file("front", &blurred).await;
+    b.choose_file(
+        "selfie",
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faces/selfies/obama2.jpg"),
+    )
+    .await;
+    assert_eq!(uploads_stored(&svc, &id), 0, "nothing leaves before the submit");
+    send_with_keyboard(&b).await;
+    let warning = wait_for(&b, "[data-testid=upload-quality-warning]").await;
+    assert!(warning.text().await.unwrap().contains("floue"));
+    let retake = b.testid("upload-retake").await;
+    assert_eq!(
+        retake.tag_name().await.unwrap(),
+        "label",
+        "the retake opens the file picker without a script"
+    );
+    assert_eq!(uploads_stored(&svc, &id), 2, "both files are kept, the warned one too");
+    assert_fits(&b, width).await;
+    b.client
+        .execute(
+            "document.querySelector('[data-testid=upload-quality-warning]').scrollIntoView({block:'center'})",
+            vec![],
+        )
+        .await
+        .unwrap();
+    b.screenshot("advice-on-the-blurred-photo").await;
+
+    // Sent as they are: the advice never blocks.
+    send_with_keyboard(&b).await;
+    b.wait(WAIT, "the page after the submit", || async {
+        let text = b.client.find(fantoccini::Locator::Css("body")).await.ok()?.text().await.ok()?;
+        (text.contains("Vérification en cours") || text.contains("Merci")).then_some(())
+    })
+    .await;
+    let (_, session) = svc.get(&co.key, &format!("/api/v1/verifications/{id}")).await;
+    assert_ne!(session["status"], "started", "{session}");
+    assert_fits(&b, width).await;
+    b.screenshot("sent").await;
+    // The page being checked reloads itself without its script, until the thank-you.
+    b.wait(WAIT, "the thank-you page", || async {
+        let text = b.client.find(fantoccini::Locator::Css("body")).await.ok()?.text().await.ok()?;
+        text.contains("Merci").then_some(())
+    })
+    .await;
+    assert!(b
+        .text_of_css("[data-testid=journey-reference]")
+        .await
+        .contains(&id[id.len() - 4..].to_uppercase()));
+    b.screenshot("thank-you").await;
+    b.close().await;
 }
 
 /// The page is no wider than the screen: nothing scrolls sideways.

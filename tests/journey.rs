@@ -527,10 +527,12 @@ async fn the_form_posts_its_files_without_the_script() {
     let Session { id, url } = session(&svc, &co, &wf, "dossier-7").await;
     let (_, _, csrf) = open(&svc, &url, None).await;
     let csrf = csrf.unwrap();
+    // What Chromium sends for the page's own form post: its `Referrer-Policy: no-referrer` makes
+    // the origin `null`.
     let post = |form: reqwest::multipart::Form| {
         svc.http
             .post(&url)
-            .header("origin", svc.base.as_str())
+            .header("origin", "null")
             .header("sec-fetch-site", "same-origin")
             .multipart(form)
             .send()

@@ -130,6 +130,13 @@ impl Screen {
     }
 }
 
+/// Whether the pages' scripts run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scripts {
+    On,
+    Off,
+}
+
 /// A browser session. Fields drop in order: the client, then the driver, then the profile dir.
 pub struct Browser {
     pub client: Client,
@@ -148,6 +155,17 @@ impl Browser {
 
     /// The same, on a screen of `screen`'s size.
     pub async fn start_with(test: &str, mode: Mode, lang: &str, screen: Screen) -> Browser {
+        Self::launch(test, mode, lang, screen, Scripts::On).await
+    }
+
+    /// The same with the page's scripts turned off, as a customer's browser may have them. WebDriver
+    /// does not wait for pages to load then (a page that refreshes itself without its script would
+    /// keep it waiting): the test waits for what it looks for.
+    pub async fn start_without_script(test: &str, mode: Mode, lang: &str, screen: Screen) -> Browser {
+        Self::launch(test, mode, lang, screen, Scripts::Off).await
+    }
+
+    async fn launch(test: &str, mode: Mode, lang: &str, screen: Screen, scripts: Scripts) -> Browser {
         let mode = match mode {
             Mode::Embedded => "embedded",
             Mode::Distributed => "distributed",
@@ -178,6 +196,10 @@ impl Browser {
                 "prefs": { "intl.accept_languages": format!("{lang},{primary}") },
             },
         });
+        if scripts == Scripts::Off {
+            capabilities["goog:chromeOptions"]["prefs"]["profile.managed_default_content_settings.javascript"] = json!(2);
+            capabilities["pageLoadStrategy"] = json!("none");
+        }
         if screen.is_phone() {
             // The window alone cannot be made narrower than 500 px: a phone's viewport, touch and all.
             let (width, height) = screen.size();

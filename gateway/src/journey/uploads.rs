@@ -52,13 +52,17 @@ fn origin_of(base: &str) -> &str {
     }
 }
 
+/// Refuses a request a browser says comes from another site. `Origin: null` says nothing: it is
+/// what a browser sends for the page's own form post, the page being served with
+/// `Referrer-Policy: no-referrer` (Fetch, "serialize a request origin"); the CSRF token is what
+/// proves the page then.
 pub(super) fn check_same_origin(headers: &HeaderMap, public_base: &str) -> Result<(), ApiError> {
     if let Some(site) = headers.get("sec-fetch-site") {
         if site.as_bytes() != b"same-origin" {
             return Err(forbidden("Journey uploads are accepted from the journey page only."));
         }
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
+    if let Some(origin) = headers.get(header::ORIGIN).filter(|origin| origin.as_bytes() != b"null") {
         if origin.as_bytes() != origin_of(public_base).as_bytes() {
             return Err(forbidden("Journey uploads are accepted from the journey page only."));
         }
