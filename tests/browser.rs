@@ -475,13 +475,7 @@ async fn a_bank_s_customer_meets_the_bank_s_journey_on_a_phone_and_a_laptop() {
         assert!(warning.text().await.unwrap().contains("floue"));
         assert!(b.testid("upload-retake").await.is_displayed().await.unwrap());
         assert_fits(&b, width).await;
-        b.client
-            .execute(
-                "document.querySelector('[data-testid=upload-quality-warning]').scrollIntoView({block:'center'})",
-                vec![],
-            )
-            .await
-            .unwrap();
+        b.scroll_to("[data-testid=upload-quality-warning]").await;
         b.screenshot("blurred-photo-warning").await;
         b.choose_file("front", &Path::new(SAMPLES).join("sample-passeport-td3-valide.jpg"))
             .await;
@@ -601,13 +595,7 @@ async fn a_customer_without_javascript_sends_the_plain_form() {
     );
     assert_eq!(uploads_stored(&svc, &id), 2, "both files are kept, the warned one too");
     assert_fits(&b, width).await;
-    b.client
-        .execute(
-            "document.querySelector('[data-testid=upload-quality-warning]').scrollIntoView({block:'center'})",
-            vec![],
-        )
-        .await
-        .unwrap();
+    b.scroll_to("[data-testid=upload-quality-warning]").await;
     b.screenshot("advice-on-the-blurred-photo").await;
 
     // Sent as they are: the advice never blocks.

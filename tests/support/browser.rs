@@ -228,6 +228,17 @@ impl Browser {
         }
     }
 
+    /// Scrolls the first element matching `css` to the middle of the screen (before a screenshot).
+    pub async fn scroll_to(&self, css: &str) {
+        self.client
+            .execute(
+                "document.querySelector(arguments[0]).scrollIntoView({block:'center'})",
+                vec![json!(css)],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("scroll to {css}: {e}"));
+    }
+
     /// Saves a numbered screenshot `NN-step.png` and returns its path.
     pub async fn screenshot(&self, step: &str) -> PathBuf {
         let n = self.shot.fetch_add(1, Ordering::Relaxed) + 1;
