@@ -46,7 +46,7 @@ async fn a_customer_sends_an_identity_document_from_a_phone_browser() {
     b.client.goto(&url).await.expect("open the journey");
     assert_eq!(b.client.title().await.unwrap(), "Test SA — vérification d'identité");
     assert_eq!(b.text_of_css("[data-testid=journey-company-name]").await, "Test SA");
-    assert_eq!(b.text("journey-title").await, "Vérification de document");
+    assert_eq!(b.text("journey-title").await, "Vérification d’identité");
     let html = b.client.find(fantoccini::Locator::Css("html")).await.unwrap();
     assert_eq!(html.attr("lang").await.unwrap().as_deref(), Some("fr"));
     for side in ["front", "back", "selfie"] {

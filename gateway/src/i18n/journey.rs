@@ -6,7 +6,9 @@ use domain::journey::UploadWarning;
 
 pub struct Strings {
     pub code: &'static str,
-    pub title: &'static str,
+    /// The form's heading, per category of journey.
+    pub heading_identity: &'static str,
+    pub heading_document: &'static str,
     /// After the company's name in the title of a session's pages.
     pub title_suffix: &'static str,
     pub title_suffix_document: &'static str,
@@ -85,7 +87,8 @@ pub struct Strings {
 
 pub const FR: Strings = Strings {
     code: "fr",
-    title: "Vérification de document",
+    heading_identity: "Vérification d’identité",
+    heading_document: "Vérification de document",
     title_suffix: "vérification d'identité",
     title_suffix_document: "vérification de document",
     intro_identity: "Prenez en photo votre pièce d’identité (recto, puis verso si elle en a un), puis votre visage.",
@@ -154,7 +157,8 @@ pub const FR: Strings = Strings {
 
 pub const EN: Strings = Strings {
     code: "en",
-    title: "Document verification",
+    heading_identity: "Identity verification",
+    heading_document: "Document verification",
     title_suffix: "identity verification",
     title_suffix_document: "document verification",
     intro_identity: "Take a photo of your identity document (front, then back if it has one), then of your face.",
@@ -221,6 +225,14 @@ pub const EN: Strings = Strings {
 };
 
 impl Strings {
+    /// The form's heading for a journey of `category`.
+    pub fn heading(&self, category: DocumentCategory) -> &'static str {
+        match category {
+            DocumentCategory::Identite => self.heading_identity,
+            DocumentCategory::Administratif => self.heading_document,
+        }
+    }
+
     /// The advice under a file's label.
     pub fn advice(&self, side: JourneySide) -> &'static str {
         match side {

@@ -223,7 +223,7 @@ pub fn form(t: &Strings, page: &FormPage<'_>) -> Markup {
         form id="journey" method="post" action=(page.action) enctype="multipart/form-data" novalidate {
             // First, so the server checks it before reading any file of a plain form post.
             input type="hidden" name="csrf" value=(page.csrf);
-            h1 id="journey-title" tabindex="-1" { (t.title) }
+            h1 id="journey-title" tabindex="-1" { (t.heading(category)) }
             p { (page.intro) }
             (privacy_notice(page.notice))
             @for file in JourneySide::of(category) {
