@@ -8,14 +8,14 @@
 //! line: the ids the bench needs (a consultation, an external reference, a workflow).
 
 use chrono::{DateTime, Duration, Utc};
-use common::analysis::AnalysisReport;
-use common::catalogue::{Anomaly, AnomalyCode};
-use common::domain::{Decision, DocumentCategory, DocumentType, ReviewStatus, Verdict};
-use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, EventId, VerificationId, WorkflowId};
-use common::model::WorkflowRules;
 use common::store::audit::{self, Actor, AuditEntry};
 use common::store::{consultations, migrations, workflows, RepoError};
-use common::team::AuditAction;
+use domain::analysis::AnalysisReport;
+use domain::catalogue::{Anomaly, AnomalyCode};
+use domain::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, EventId, VerificationId, WorkflowId};
+use domain::model::WorkflowRules;
+use domain::team::AuditAction;
+use domain::vocabulary::{Decision, DocumentCategory, DocumentType, ReviewStatus, Verdict};
 use rusqlite::{params, Connection};
 
 /// Documents per batch, as the API allows at most.
@@ -44,7 +44,7 @@ impl Rng {
 }
 
 fn time(t: DateTime<Utc>) -> String {
-    common::time::format(t)
+    domain::time::format(t)
 }
 
 fn report(rng: &mut Rng, i: usize, category: DocumentCategory) -> AnalysisReport {
@@ -196,7 +196,7 @@ fn seed(tx: &Connection, company: &CompanyId, total: usize, now: DateTime<Utc>) 
                  VALUES (?1, ?2, ?3, ?4, ?5, x'00', 'completed', ?6, ?7, ?8, ?8, ?8)",
             )?
             .execute(
-                params![v.as_str(), company.as_str(), workflow.as_str(), external_ref, common::ids::random_hex(64), id.as_str(), time(at + Duration::days(7)), time(at)],
+                params![v.as_str(), company.as_str(), workflow.as_str(), external_ref, domain::ids::random_hex(64), id.as_str(), time(at + Duration::days(7)), time(at)],
             )?;
             verification = Some(v);
         }

@@ -10,13 +10,13 @@
 //! one JSON line with the seconds it took.
 
 use chrono::{Duration, Utc};
-use common::analysis::AnalysisReport;
 use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
 use common::document::FileKind;
-use common::domain::{DocumentCategory, DocumentType, ImageSide, ReviewStatus, Verdict};
-use common::ids::{CompanyId, ConsultationId};
 use common::store::{consultations, workflows, RepoError, Store};
+use domain::analysis::AnalysisReport;
+use domain::ids::{CompanyId, ConsultationId};
+use domain::vocabulary::{DocumentCategory, DocumentType, ImageSide, ReviewStatus, Verdict};
 use std::path::Path;
 use std::sync::Arc;
 

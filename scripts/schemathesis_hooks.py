@@ -272,7 +272,7 @@ def map_case(context, case):
     no deposit would ever be accepted. Invalid deposits are left alone, to stay invalid.
 
     Journey requests come from an address of their own each (through the trusted proxy the script
-    configures): the journey's limit per address, a throttle tested by tests/abuse.rs, would
+    configures): the journey's limit per address, a throttle tested by tests/it/abuse.rs, would
     otherwise answer 429 to nearly all of them. Its limits per session still apply."""
     if case.operation.label == "POST /api/v1/batches/{id}/documents" and isinstance(case.body, dict):
         meta = case.meta

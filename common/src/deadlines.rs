@@ -3,10 +3,10 @@
 //! what fell due. Embedded mode reads SQLite; distributed mode reads a Redis sorted set re-seeded
 //! from SQLite.
 
-use crate::ids::BatchId;
 use crate::store::{RepoError, Store};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use domain::ids::BatchId;
 
 #[async_trait]
 pub trait Deadlines: Send + Sync + 'static {

@@ -2,7 +2,7 @@
 //! of file the bytes are, how many pages they hold, and decoding them within bounds, so a hostile
 //! file can neither lie about its type nor exhaust memory.
 
-pub use crate::file_kind::{accept_attribute, accepted, describe_accepted, AcceptedWords, FileKind};
+pub use domain::file_kind::{accept_attribute, accepted, describe_accepted, AcceptedWords, FileKind};
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;

@@ -1,6 +1,6 @@
 //! Shared core of Sceau: configuration, the SQLite store, encryption, the queue and deadline
-//! traits with their backends, and telemetry. The domain itself lives in the `domain` crate;
-//! its modules are re-exported here under their former paths while the crates move to it.
+//! traits with their backends, and telemetry. The domain lives in the `domain` crate, which every
+//! crate imports by name.
 pub mod blobs;
 pub mod capabilities;
 pub mod config;
@@ -22,8 +22,3 @@ pub mod store;
 pub mod telemetry;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod test_fixtures;
-
-pub use ::domain::vocabulary as domain;
-pub use ::domain::{
-    analysis, batch, catalogue, country, decision, file_kind, ids, journey, key_scopes, model, postal, team, test_mode, time, webhook,
-};

@@ -6,12 +6,12 @@
 //! check of a second factor that spends it.
 
 use crate::crypto::session_token::Token;
-use crate::ids::{CompanyId, MemberId};
 use crate::store::audit::{self, Acting};
 use crate::store::members::{self, Member, MemberState};
 use crate::store::{api_keys, invitations, RepoError};
-use crate::team::{AuditAction, Email, Role};
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{CompanyId, MemberId};
+use domain::team::{AuditAction, Email, Role};
 use rusqlite::Connection;
 
 /// A member just invited, and the link that lets them choose a password.
@@ -124,14 +124,14 @@ pub fn change_role(
 }
 
 /// The associated data binding a member's sealed TOTP secret to them.
-fn totp_context(member: &crate::ids::MemberId) -> String {
+fn totp_context(member: &domain::ids::MemberId) -> String {
     format!("member={member};totp")
 }
 
 /// A member's TOTP secret as the database keeps it: sealed with the master key, bound to them.
 pub fn seal_totp(
     keys: &crate::crypto::envelope::MasterKeys,
-    member: &crate::ids::MemberId,
+    member: &domain::ids::MemberId,
     secret: &crate::crypto::totp::TotpSecret,
 ) -> Vec<u8> {
     keys.seal(&totp_context(member), secret.as_bytes())
@@ -140,7 +140,7 @@ pub fn seal_totp(
 /// Opens what [`seal_totp`] sealed; `None` when it is not this member's or was altered.
 pub fn open_totp(
     keys: &crate::crypto::envelope::MasterKeys,
-    member: &crate::ids::MemberId,
+    member: &domain::ids::MemberId,
     sealed: &[u8],
 ) -> Option<crate::crypto::totp::TotpSecret> {
     let bytes = keys.open(&totp_context(member), sealed).ok()?;
@@ -164,7 +164,7 @@ pub enum EnrolmentRefused {
 
 /// The associated data of a secret being enrolled: its own, so that neither a stored secret nor
 /// another member's enrolment passes for one.
-fn enrolment_context(member: &crate::ids::MemberId) -> String {
+fn enrolment_context(member: &domain::ids::MemberId) -> String {
     format!("member={member};totp-enrolment")
 }
 
@@ -172,7 +172,7 @@ fn enrolment_context(member: &crate::ids::MemberId) -> String {
 /// epoch, 8 bytes big-endian, then the secret), bound to the member.
 pub fn seal_enrolment(
     keys: &crate::crypto::envelope::MasterKeys,
-    member: &crate::ids::MemberId,
+    member: &domain::ids::MemberId,
     secret: &crate::crypto::totp::TotpSecret,
     now: DateTime<Utc>,
 ) -> Vec<u8> {
@@ -185,7 +185,7 @@ pub fn seal_enrolment(
 /// [`ENROLMENT_VALIDITY`] before `now`.
 pub fn open_enrolment(
     keys: &crate::crypto::envelope::MasterKeys,
-    member: &crate::ids::MemberId,
+    member: &domain::ids::MemberId,
     sealed: &[u8],
     now: DateTime<Utc>,
 ) -> Result<crate::crypto::totp::TotpSecret, EnrolmentRefused> {
@@ -207,7 +207,7 @@ pub fn open_enrolment(
 pub fn spend_second_factor(
     tx: &Connection,
     keys: &crate::crypto::envelope::MasterKeys,
-    member: &crate::ids::MemberId,
+    member: &domain::ids::MemberId,
     code: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, RepoError> {
@@ -229,11 +229,11 @@ mod tests {
     use super::*;
     use crate::crypto::envelope::MasterKeys;
     use crate::crypto::totp::TotpSecret;
-    use crate::domain::Mode;
-    use crate::ids::MemberId;
-    use crate::key_scopes::KeyScopes;
     use crate::store::api_keys::KeySpec;
     use crate::store::test_support::{company, memory};
+    use domain::ids::MemberId;
+    use domain::key_scopes::KeyScopes;
+    use domain::vocabulary::Mode;
 
     #[test]
     fn an_enrolment_opens_for_its_member_for_ten_minutes() {

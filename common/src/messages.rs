@@ -1,12 +1,12 @@
 //! Messages that travel on the queue. Versioned serde enums, small: ids and metadata only, never
 //! document bytes.
 
-use crate::analysis::AnalysisReport;
-use crate::domain::{DocumentCategory, ItemError, Mode};
-use crate::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
 use crate::queue::Topic;
 use crate::telemetry::{request_field, RequestId};
 use chrono::{DateTime, Utc};
+use domain::analysis::AnalysisReport;
+use domain::ids::{BatchId, BatchItemId, CompanyId, EventId, VerificationId};
+use domain::vocabulary::{DocumentCategory, ItemError, Mode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

@@ -54,7 +54,7 @@ mod tests {
 
     #[test]
     fn what_is_created_is_private_and_a_shared_key_is_named() {
-        let root = std::env::temp_dir().join(format!("sceau-private-{}", crate::ids::random_hex(8)));
+        let root = std::env::temp_dir().join(format!("sceau-private-{}", domain::ids::random_hex(8)));
         create_dir(&root.join("a/b")).unwrap();
         for dir in [root.join("a"), root.join("a/b")] {
             assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn no_follow_refuses_a_link() {
-        let root = std::env::temp_dir().join(format!("sceau-nofollow-{}", crate::ids::random_hex(8)));
+        let root = std::env::temp_dir().join(format!("sceau-nofollow-{}", domain::ids::random_hex(8)));
         create_dir(&root).unwrap();
         let target = root.join("target");
         touch(&target).unwrap();

@@ -11,10 +11,10 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{header, Method};
 use common::crypto::api_key::PresentedKey;
-use common::domain::{ErrorCode, Mode};
-use common::ids::CompanyId;
-use common::key_scopes::{KeyScopes, Scope};
 use common::store::api_keys;
+use domain::ids::CompanyId;
+use domain::key_scopes::{KeyScopes, Scope};
+use domain::vocabulary::{ErrorCode, Mode};
 
 /// The authenticated company and key behind a request.
 #[derive(Debug, Clone)]

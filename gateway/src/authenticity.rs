@@ -14,8 +14,8 @@ use axum::response::Response;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use common::crypto::envelope::MasterKeys;
-use common::ids::ConsultationId;
 use common::store::RepoError;
+use domain::ids::ConsultationId;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use ring::hmac;
 use std::sync::LazyLock;
@@ -155,7 +155,7 @@ pub async fn page(State(state): State<AppState>, headers: HeaderMap, Path(link):
         .read(move |c| {
             let (company, consultation) = common::store::consultations::get_any(c, &id)?;
             // A test result is never vouched for, whatever link names it.
-            if common::store::companies::get(c, &company)?.mode == common::domain::Mode::Test {
+            if common::store::companies::get(c, &company)?.mode == domain::vocabulary::Mode::Test {
                 return Err(RepoError::NotFound);
             }
             let checks = common::store::consultations::checks(c, &company, &id)?;
@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     fn keys(lines: &str) -> MasterKeys {
-        let dir = std::env::temp_dir().join(format!("sceau-authenticity-{}", common::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-authenticity-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("master.key");
         std::io::Write::write_all(&mut common::private_fs::file_options().open(&path).unwrap(), lines.as_bytes()).unwrap();

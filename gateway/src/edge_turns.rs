@@ -12,9 +12,9 @@ use tokio::sync::OwnedMutexGuard;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Sender {
     /// A deposit through the API: the caller's account (a company's test account is its own).
-    Account(common::ids::CompanyId),
+    Account(domain::ids::CompanyId),
     /// An upload of a journey, by its session.
-    Journey(common::ids::VerificationId),
+    Journey(domain::ids::VerificationId),
 }
 
 /// The turns of every sender that has a file at the edge now; a sender with none has no entry.
@@ -68,7 +68,7 @@ impl Drop for Turn<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::ids::CompanyId;
+    use domain::ids::CompanyId;
 
     #[tokio::test]
     async fn a_sender_waits_for_its_own_turn_not_for_others() {

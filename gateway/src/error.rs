@@ -4,8 +4,8 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use common::blobs::BlobError;
-use common::domain::ErrorCode;
 use common::store::{RepoError, StoreError};
+use domain::vocabulary::ErrorCode;
 use serde::Serialize;
 
 #[derive(Debug)]

@@ -17,8 +17,8 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use common::domain::ErrorCode;
 use common::store::idempotency::{self, Claim, Remembered, Scope};
+use domain::vocabulary::ErrorCode;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use ring::digest::{Context, SHA256};
 use std::pin::Pin;
@@ -80,8 +80,8 @@ async fn claim_and_run(state: AppState, held: HeldKey, parts: Parts, body: Body,
 /// A key and whose it is, owned so it can go into the store's writer.
 #[derive(Clone)]
 struct HeldKey {
-    company: common::ids::CompanyId,
-    mode: common::domain::Mode,
+    company: domain::ids::CompanyId,
+    mode: domain::vocabulary::Mode,
     key: String,
 }
 

@@ -7,7 +7,7 @@ use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use common::domain::ErrorCode;
+use domain::vocabulary::ErrorCode;
 use serde::de::DeserializeOwned;
 use serde::Deserialize as _;
 use std::borrow::Cow;

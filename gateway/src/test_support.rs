@@ -9,11 +9,11 @@ use crate::rate_limit::{EdgeLimits, RateLimiter};
 use crate::state::AppState;
 use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
-use common::domain::Licence;
-use common::ids::CompanyId;
 use common::sandbox::{DeadlineClock, Sandbox, SandboxCommand};
 use common::store::test_support::TempStore;
 use common::store::{api_keys, companies, RepoError};
+use domain::ids::CompanyId;
+use domain::vocabulary::Licence;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -49,8 +49,8 @@ pub async fn spawn_app() -> TestApp {
             let company = companies::create(tx, "Acme", Licence::Group, &sealing, now)?.company.id;
             let spec = api_keys::KeySpec {
                 read_only: false,
-                mode: common::domain::Mode::Live,
-                scopes: common::key_scopes::KeyScopes::all(),
+                mode: domain::vocabulary::Mode::Live,
+                scopes: domain::key_scopes::KeyScopes::all(),
             };
             let key = api_keys::create(tx, &company, spec, None, now)?;
             Ok::<_, RepoError>((company, key.secret))
@@ -65,7 +65,7 @@ pub async fn spawn_app() -> TestApp {
         keys,
         public_base: format!("http://{addr}"),
         volume_limit: common::config::DEFAULT_VOLUME_LIMIT,
-        batch_window: common::batch::WINDOW,
+        batch_window: domain::batch::WINDOW,
         request_timeout: common::config::DEFAULT_REQUEST_TIMEOUT,
         webhook_allow_hosts: Arc::new(Vec::new()),
         realtime_limiter: Arc::new(RateLimiter::per_minute(1000)),

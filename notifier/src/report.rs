@@ -101,11 +101,11 @@ async fn publish(queue: Arc<dyn Queue>, batch: Vec<Pending>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::ids::EventId;
     use common::messages::DeliveryOutcome;
     use common::queue::Topic;
     use common::store::queue::SqliteQueue;
     use common::store::test_support::TempStore;
+    use domain::ids::EventId;
 
     fn attempt() -> DeliveryAttempt {
         DeliveryAttempt {

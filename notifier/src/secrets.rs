@@ -2,7 +2,7 @@
 //! mode it has none), so the caller hands it this narrow capability.
 
 use async_trait::async_trait;
-use common::ids::CompanyId;
+use domain::ids::CompanyId;
 
 /// Why a company's signing secrets could not be had.
 #[derive(Debug, thiserror::Error)]

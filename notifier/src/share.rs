@@ -9,8 +9,8 @@
 //! loop then goes on with the queue. (A cap on the loops waiting for one key deferred every event
 //! past it by a second: one receiver's 20,000 events went at 900 a second instead of 2,000.)
 
-use common::ids::CompanyId;
 use common::messages::EventDelivery;
+use domain::ids::CompanyId;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -163,7 +163,7 @@ fn destination(url: &str) -> Option<String> {
 mod tests {
     use super::*;
     use chrono::Utc;
-    use common::ids::EventId;
+    use domain::ids::EventId;
 
     fn event(company: &CompanyId, url: &str) -> EventDelivery {
         EventDelivery {

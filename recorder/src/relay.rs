@@ -92,11 +92,11 @@ pub async fn relay_once(store: &Store, queue: &dyn Queue) -> Result<usize, Relay
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::domain::DocumentCategory;
-    use common::ids::{BatchId, CompanyId, VerificationId};
     use common::messages::{Job, JobSource, JobV1, RecorderMessage, RecorderV1};
     use common::queue::sqlite::SqliteQueue;
     use common::store::test_support::TempStore;
+    use domain::ids::{BatchId, CompanyId, VerificationId};
+    use domain::vocabulary::DocumentCategory;
 
     /// A journey's job for `company` whose front file is named `name` (what the test reads back).
     fn journey_job(company: &CompanyId, name: &str) -> Job {
@@ -112,7 +112,7 @@ mod tests {
             blob_context: String::new(),
             deadline: chrono::Utc::now(),
             request_id: None,
-            mode: common::domain::Mode::Live,
+            mode: domain::vocabulary::Mode::Live,
             biometric_consent: false,
         })
     }

@@ -4,14 +4,14 @@
 //! outbox in the same transaction, and only then acks.
 
 use common::blobs::{outage, BlobError, BlobStore};
-use common::domain::{ItemError, ItemStatus};
-use common::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
 use common::messages::{JobOutcome, JobSource, RecorderMessage, RecorderV1};
 use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, Topic};
 use common::store::consultations::{self, ImageFile, NewConsultation};
 use common::store::{batches, events, verifications, workflows, RepoError, Store};
 use common::telemetry::RequestId;
+use domain::ids::{BatchId, BatchItemId, CompanyId, ConsultationId, VerificationId};
+use domain::vocabulary::{ItemError, ItemStatus};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -401,7 +401,7 @@ struct Finished {
 
 /// An analysis to record as a consultation.
 struct Analysed {
-    report: common::analysis::AnalysisReport,
+    report: domain::analysis::AnalysisReport,
     at: chrono::DateTime<chrono::Utc>,
     request_id: Option<RequestId>,
 }

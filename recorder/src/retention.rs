@@ -112,7 +112,7 @@ mod tests {
     async fn each_table_forgets_only_what_its_retention_no_longer_keeps() {
         let store = TempStore::new("retention");
         let now = Utc::now();
-        let stamp = |t: DateTime<Utc>| common::time::format(t);
+        let stamp = |t: DateTime<Utc>| domain::time::format(t);
         let (old_event, fresh_event) = (
             stamp(now - WEBHOOK_EVENTS_KEPT - Duration::hours(1)),
             stamp(now - Duration::days(29)),
@@ -136,8 +136,8 @@ mod tests {
                 let member = common::store::members::invite(
                     tx,
                     &company,
-                    &common::team::Email::parse("m@example.fr").unwrap(),
-                    common::team::Role::Viewer,
+                    &domain::team::Email::parse("m@example.fr").unwrap(),
+                    domain::team::Role::Viewer,
                     now,
                 )?;
                 tx.execute_batch(&format!(

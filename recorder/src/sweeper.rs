@@ -5,9 +5,9 @@
 
 use crate::retention::{self, Retention};
 use common::blobs::{BlobError, BlobStore};
-use common::domain::JourneySide;
 use common::store::consultations::DueImage;
 use common::store::{batches, consultations, verifications, RepoError, Store};
+use domain::vocabulary::JourneySide;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;

@@ -3,8 +3,8 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::ids::CompanyId;
 use common::store::{audit, RepoError};
+use domain::ids::CompanyId;
 use serde_json::json;
 use std::process::ExitCode;
 

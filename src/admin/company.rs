@@ -2,8 +2,6 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::{Licence, Mode};
-use common::ids::CompanyId;
 use common::logo::{self, LogoError, LogoRefusal};
 use common::sandbox::{Sandbox, SandboxCommand, PAGE_COUNT_ADDRESS_SPACE_MB};
 use common::store::branding::{self, Change, JourneyUpdate, ReencodedLogo};
@@ -11,6 +9,8 @@ use common::store::{companies, consultations, RepoError};
 use domain::branding::{
     AccentColor, DisplayName, InvalidSetting, PolicyUrl, PrivacyContact, PrivacyController, PrivacyPurpose, MAX_LOGO_BYTES,
 };
+use domain::ids::CompanyId;
+use domain::vocabulary::{Licence, Mode};
 use serde_json::json;
 use std::process::ExitCode;
 

@@ -4,11 +4,11 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::Mode;
-use common::ids::CompanyId;
-use common::key_scopes::KeyScopes;
 use common::store::api_keys::{self, KeyInfo, KeySpec};
 use common::store::{companies, RepoError};
+use domain::ids::CompanyId;
+use domain::key_scopes::KeyScopes;
+use domain::vocabulary::Mode;
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
@@ -49,9 +49,9 @@ fn describe(k: &KeyInfo) -> Value {
     json!({
         "prefix": k.prefix, "readOnly": k.read_only, "mode": k.mode, "scopes": k.scopes,
         "createdBy": k.created_by.as_deref().unwrap_or("operator"),
-        "createdAt": common::time::format(k.created_at),
-        "lastUsedAt": k.last_used_at.map(common::time::format),
-        "revokedAt": k.revoked_at.map(common::time::format),
+        "createdAt": domain::time::format(k.created_at),
+        "lastUsedAt": k.last_used_at.map(domain::time::format),
+        "revokedAt": k.revoked_at.map(domain::time::format),
     })
 }
 

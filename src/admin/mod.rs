@@ -16,8 +16,8 @@ use crate::output;
 use async_trait::async_trait;
 use common::config::Config;
 use common::crypto::envelope::MasterKeys;
-use common::ids::CompanyId;
 use common::store::{companies, RepoError, Store};
+use domain::ids::CompanyId;
 use std::process::ExitCode;
 use std::sync::Arc;
 

@@ -2,8 +2,8 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::ids::CompanyId;
 use common::store::{usage, RepoError};
+use domain::ids::CompanyId;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]

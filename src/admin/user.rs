@@ -5,13 +5,13 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::ids::{CompanyId, MemberId};
 use common::mail::Mailer;
 use common::membership;
 use common::store::audit::Acting;
 use common::store::members::{self, Member, MemberState};
 use common::store::{companies, settings, RepoError};
-use common::team::{Email, Role};
+use domain::ids::{CompanyId, MemberId};
+use domain::team::{Email, Role};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 
@@ -66,7 +66,7 @@ fn describe(m: &Member) -> Value {
     };
     json!({
         "id": m.id, "email": m.email.as_str(), "role": m.role, "state": state,
-        "twoFactor": m.two_factor, "createdAt": common::time::format(m.created_at),
+        "twoFactor": m.two_factor, "createdAt": domain::time::format(m.created_at),
     })
 }
 
@@ -92,7 +92,7 @@ pub async fn run(ctx: &Ctx, args: Args) -> Result<ExitCode, RepoError> {
                 ctx.json,
                 &json!({
                     "id": invited.member.id, "email": invited.member.email.as_str(), "role": invited.member.role,
-                    "inviteUrl": invited.url, "expiresAt": common::time::format(invited.expires_at), "mailed": mailed,
+                    "inviteUrl": invited.url, "expiresAt": domain::time::format(invited.expires_at), "mailed": mailed,
                 }),
             ))
         }

@@ -2,9 +2,9 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::ids::{CompanyId, EventId};
 use common::store::{events, RepoError};
-use common::webhook::DeliveryStatus;
+use domain::ids::{CompanyId, EventId};
+use domain::webhook::DeliveryStatus;
 use serde_json::json;
 use std::process::ExitCode;
 

@@ -4,12 +4,12 @@
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::DocumentCategory;
-use common::ids::{CompanyId, WorkflowId};
-use common::model::WorkflowDetail;
-use common::model::WorkflowRules;
 use common::store::{companies, workflows, RepoError};
 use domain::branding::DisplayName;
+use domain::ids::{CompanyId, WorkflowId};
+use domain::model::WorkflowDetail;
+use domain::model::WorkflowRules;
+use domain::vocabulary::DocumentCategory;
 use serde_json::json;
 use std::process::ExitCode;
 

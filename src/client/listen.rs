@@ -173,8 +173,8 @@ mod tests {
 
     #[test]
     fn a_test_secret_verifies_test_events_and_the_live_secret_refuses_them() {
-        let live = webhook_signature::generate_secret_for(common::domain::Mode::Live);
-        let test = webhook_signature::generate_secret_for(common::domain::Mode::Test);
+        let live = webhook_signature::generate_secret_for(domain::vocabulary::Mode::Live);
+        let test = webhook_signature::generate_secret_for(domain::vocabulary::Mode::Test);
         let now = chrono::Utc::now().timestamp();
         let body = br#"{"event":"verification.completed","livemode":false}"#;
         let signed = webhook_signature::sign(&test, "evt_1", now, body).unwrap();

@@ -28,7 +28,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
             "workers": workers,
             "jobsInFlight": held,
             "draining": draining,
-            "oldestDeadline": oldest.as_ref().map(|(batch, at)| json!({ "batchId": batch, "dueAt": common::time::format(*at) })),
+            "oldestDeadline": oldest.as_ref().map(|(batch, at)| json!({ "batchId": batch, "dueAt": domain::time::format(*at) })),
             "deadLetters": queues.iter().filter(|q| q.name.ends_with(".dead")).map(|q| q.ready).sum::<u32>(),
         });
         return Ok(output::print(true, &value));
@@ -56,7 +56,7 @@ pub async fn run(ctx: &Ctx) -> anyhow::Result<ExitCode> {
     println!("draining: {draining}");
     println!("jobs in flight: {held}");
     match oldest {
-        Some((batch, at)) => println!("oldest pending deadline: {} ({batch})", common::time::format(at)),
+        Some((batch, at)) => println!("oldest pending deadline: {} ({batch})", domain::time::format(at)),
         None => println!("oldest pending deadline: -"),
     }
     Ok(ExitCode::SUCCESS)

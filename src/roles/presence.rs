@@ -31,7 +31,7 @@ pub async fn heartbeat(redis: RedisBackend, amqp: AmqpQueue, role: &'static str,
                 .into_iter()
                 .map(|(topic, n)| (topic.as_str().to_owned(), n))
                 .collect(),
-            seen_at: common::time::format(chrono::Utc::now()),
+            seen_at: domain::time::format(chrono::Utc::now()),
         };
         if let Err(e) = presence::announce(&redis, &presence).await {
             tracing::warn!(error = %e, "cannot announce this process");

@@ -1,6 +1,6 @@
 """The README's quick start through a client generated from the served OpenAPI document by
 openapi-python-client: open a batch, deposit two documents, submit, wait for the end, read each
-document's consultation. Run by tests/python_client.rs; argv: base URL, API key, scripts dir."""
+document's consultation. Run by tests/it/python_client.rs; argv: base URL, API key, scripts dir."""
 import os
 import sys
 import time

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::analysis::AnalysisInput;
-use common::domain::DocumentCategory;
+use domain::analysis::AnalysisInput;
+use domain::vocabulary::DocumentCategory;
 use worker::analysis::face::{self, FaceModels};
 use worker::analysis::{BuiltinEngine, Engine, EngineOptions};
 

@@ -3,9 +3,9 @@
 //! mode from Redis.
 
 use async_trait::async_trait;
-use common::domain::BatchStatus;
-use common::ids::{BatchId, CompanyId};
 use common::store::{RepoError, Store};
+use domain::ids::{BatchId, CompanyId};
+use domain::vocabulary::BatchStatus;
 
 #[async_trait]
 pub trait LiveFlags: Send + Sync + 'static {

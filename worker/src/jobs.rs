@@ -6,12 +6,12 @@
 use crate::analysis::{Engine, EngineError};
 use crate::flags::LiveFlags;
 use crate::share::RealtimeShare;
-use common::analysis::AnalysisInput;
 use common::blobs::{outage, BlobStore};
-use common::domain::{DocumentCategory, ItemError, Mode};
 use common::messages::{Job, JobOutcome, JobSource, JobV1, RecorderMessage, RecorderV1};
 use common::queue::consumer::{self, Settle};
 use common::queue::{Delivery, Queue, QueueError, Topic};
+use domain::analysis::AnalysisInput;
+use domain::vocabulary::{DocumentCategory, ItemError, Mode};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -401,7 +401,7 @@ fn for_source(source: &JobSource, outcome: JobOutcome) -> JobOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::ids::{BatchId, BatchItemId, VerificationId};
+    use domain::ids::{BatchId, BatchItemId, VerificationId};
 
     #[test]
     fn journey_errors_become_unanalysable_reports_and_batch_errors_stay() {
@@ -415,8 +415,8 @@ mod tests {
         };
         match for_source(&journey, errored()) {
             JobOutcome::Analysed { report } => {
-                assert_eq!(report.verdict, common::domain::Verdict::AnalyseImpossible);
-                assert_eq!(report.anomalies[0].code, common::domain::AnomalyCode::DocumentUnreadable);
+                assert_eq!(report.verdict, domain::vocabulary::Verdict::AnalyseImpossible);
+                assert_eq!(report.anomalies[0].code, domain::vocabulary::AnomalyCode::DocumentUnreadable);
             }
             other => panic!("{other:?}"),
         }
@@ -433,12 +433,12 @@ mod poison_tests {
     use super::*;
     use crate::flags::StoreFlags;
     use async_trait::async_trait;
-    use common::analysis::{AnalysisInput, AnalysisReport};
     use common::crypto::envelope::MasterKeys;
-    use common::domain::BatchStatus;
-    use common::ids::BatchItemId;
     use common::queue::sqlite::SqliteQueue;
     use common::store::Store;
+    use domain::analysis::{AnalysisInput, AnalysisReport};
+    use domain::ids::BatchItemId;
+    use domain::vocabulary::BatchStatus;
 
     /// An engine that panics on every document: the trait's contract broken on purpose.
     struct PanickingEngine;
@@ -479,13 +479,13 @@ mod poison_tests {
     }
 
     async fn fixture(engine: Arc<dyn crate::analysis::Engine>) -> Fixture {
-        let dir = std::env::temp_dir().join(format!("sceau-poison-{}", common::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-poison-{}", domain::ids::random_hex(8)));
         let store = Store::open(&dir.join("db.sqlite")).unwrap();
         let keys = std::sync::Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
         let blobs = BlobStore::new(dir.join("blobs"), keys.clone()).unwrap();
         let now = chrono::Utc::now();
         let company = store
-            .write(move |tx| common::store::companies::create(tx, "Acme", common::domain::Licence::Group, &keys, now))
+            .write(move |tx| common::store::companies::create(tx, "Acme", domain::vocabulary::Licence::Group, &keys, now))
             .await
             .unwrap()
             .company
@@ -523,7 +523,7 @@ mod poison_tests {
             blob_context: context,
             deadline: now + chrono::Duration::hours(1),
             request_id: None,
-            mode: common::domain::Mode::Live,
+            mode: domain::vocabulary::Mode::Live,
             biometric_consent: false,
         };
         queue

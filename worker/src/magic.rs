@@ -1,11 +1,11 @@
-//! Test mode's magic documents (`test-documents/`, outcomes in `common::test_mode`): a test key's
+//! Test mode's magic documents (`test-documents/`, outcomes in `domain::test_mode`): a test key's
 //! document that is one of them, byte for byte, gets its documented outcome without the engine,
 //! so an integrator can meet every verdict and every item error end to end; any other gets
 //! `analyse_impossible` (`not_analysed_in_test_mode`). A live key's document always meets the engine.
 
-use common::domain::DocumentCategory;
 use common::messages::JobOutcome;
-use common::test_mode::{self, MagicOutcome, MAGIC_DOCUMENTS};
+use domain::test_mode::{self, MagicOutcome, MAGIC_DOCUMENTS};
+use domain::vocabulary::DocumentCategory;
 
 /// The magic documents' bytes, by file name.
 const FILES: &[(&str, &[u8])] = &[

@@ -3,9 +3,9 @@
 //! message is simply sent again.
 
 use common::deadlines::Deadlines;
-use common::ids::BatchId;
 use common::messages::{RecorderMessage, RecorderV1};
 use common::queue::Queue;
+use domain::ids::BatchId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 //! job of another company arriving at any time goes ahead of the burst, a company alone still
 //! gets every slot (through the overflow lane, whatever its share), and no job moves twice.
 
-use common::ids::CompanyId;
+use domain::ids::CompanyId;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 

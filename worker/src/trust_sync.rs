@@ -134,7 +134,7 @@ mod tests {
     use std::sync::Arc;
 
     fn scratch(label: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("sceau-trust-sync-{label}-{}", common::ids::random_hex(6)));
+        let dir = std::env::temp_dir().join(format!("sceau-trust-sync-{label}-{}", domain::ids::random_hex(6)));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }

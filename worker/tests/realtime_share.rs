@@ -6,13 +6,13 @@
 
 use async_trait::async_trait;
 use chrono::Utc;
-use common::analysis::{AnalysisInput, AnalysisReport};
 use common::blobs::BlobStore;
 use common::crypto::envelope::MasterKeys;
-use common::domain::{DocumentCategory, ItemError};
-use common::ids::{BatchId, BatchItemId, CompanyId, VerificationId};
 use common::messages::{Job, JobSource, JobV1, RecorderMessage, RecorderV1};
 use common::queue::{Delivery, Queue, QueueError, Topic};
+use domain::analysis::{AnalysisInput, AnalysisReport};
+use domain::ids::{BatchId, BatchItemId, CompanyId, VerificationId};
+use domain::vocabulary::{DocumentCategory, ItemError};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -154,7 +154,7 @@ struct Bench {
 impl Bench {
     /// The bench, its worker not started yet.
     fn new(fair_queue: bool, realtime_slots: usize) -> Bench {
-        let dir = std::env::temp_dir().join(format!("sceau-share-{}", common::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-share-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let keys = Arc::new(MasterKeys::load_or_create(&dir.join("master.key")).unwrap());
         let blobs = BlobStore::new(dir.join("blobs"), keys).unwrap();
@@ -233,7 +233,7 @@ impl Bench {
             blob_context: context,
             deadline: Utc::now() + chrono::Duration::hours(1),
             request_id: None,
-            mode: common::domain::Mode::Live,
+            mode: domain::vocabulary::Mode::Live,
             biometric_consent: false,
         });
         self.queue

@@ -129,7 +129,7 @@ mod tests {
     use super::*;
 
     fn scratch() -> PathBuf {
-        std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)))
+        std::env::temp_dir().join(format!("sceau-blobs-{}", domain::ids::random_hex(8)))
     }
 
     /// A write that fails leaves no temporary file behind (here the rename fails: the target is a

@@ -113,7 +113,7 @@ impl BlobStore {
 
     /// A fresh random blob name.
     pub fn new_name() -> String {
-        crate::ids::random_hex(32)
+        domain::ids::random_hex(32)
     }
 
     /// The name, if it is one this store gives (it becomes a path or an object key).
@@ -232,7 +232,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_blob_reads_back_only_under_its_context_and_names_are_checked() {
-        let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-blobs-{}", domain::ids::random_hex(8)));
         let blobs = BlobStore::new(dir.clone(), Arc::new(MasterKeys::ephemeral())).unwrap();
         let name = BlobStore::new_name();
         blobs.put(&name, "company:a", b"document".to_vec()).await.unwrap();

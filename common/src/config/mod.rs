@@ -582,7 +582,7 @@ mod tests {
 
     #[test]
     fn credentials_may_come_from_secret_files() {
-        let dir = std::env::temp_dir().join(format!("sceau-config-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-config-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let amqp = dir.join("amqp-url");
         std::fs::write(&amqp, "amqp://sceau:s3cret@rabbitmq:5672/%2f\n").unwrap();

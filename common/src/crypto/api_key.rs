@@ -2,7 +2,7 @@
 //! `rk_test_` for test mode. Only a SHA-256 hash is stored; a key is found by its prefix and
 //! compared in constant time.
 
-use crate::domain::Mode;
+use domain::vocabulary::Mode;
 use ring::digest::{digest, SHA256};
 use subtle::ConstantTimeEq;
 
@@ -49,7 +49,7 @@ pub struct NewKey {
 }
 
 pub fn generate(read_only: bool, mode: Mode) -> NewKey {
-    let secret = format!("{}{}", head(read_only, mode), crate::ids::random_base62(BODY_LEN));
+    let secret = format!("{}{}", head(read_only, mode), domain::ids::random_base62(BODY_LEN));
     NewKey {
         prefix: secret[..PREFIX_LEN].to_owned(),
         hash: hash(&secret),

@@ -49,7 +49,7 @@ fn aead_key(bytes: &[u8]) -> Result<LessSafeKey, EnvelopeError> {
 
 fn random_nonce() -> [u8; NONCE_LEN] {
     let mut n = [0u8; NONCE_LEN];
-    crate::ids::random_bytes(&mut n);
+    domain::ids::random_bytes(&mut n);
     n
 }
 
@@ -85,13 +85,13 @@ impl MasterKeys {
     #[cfg(any(test, feature = "test-fixtures"))]
     pub fn ephemeral() -> Self {
         let mut key = [0u8; KEY_LEN];
-        crate::ids::random_bytes(&mut key);
+        domain::ids::random_bytes(&mut key);
         Self::parse(&format!("test:{}", STANDARD.encode(key))).expect("a fresh key parses")
     }
 
     fn create_file(path: &Path) -> std::io::Result<()> {
         let mut key = [0u8; KEY_LEN];
-        crate::ids::random_bytes(&mut key);
+        domain::ids::random_bytes(&mut key);
         let line = format!("k{}:{}\n", chrono::Utc::now().format("%Y%m%d"), STANDARD.encode(key));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
@@ -142,7 +142,7 @@ impl MasterKeys {
     pub fn seal_in_place(&self, associated_data: &str, body: &mut [u8]) -> Sealed {
         let master = &self.keys[&self.current];
         let mut data_key = [0u8; KEY_LEN];
-        crate::ids::random_bytes(&mut data_key);
+        domain::ids::random_bytes(&mut data_key);
 
         let wrap_nonce = random_nonce();
         let mut wrapped = data_key.to_vec();
@@ -280,7 +280,7 @@ mod tests {
         }
         impl Dir {
             pub fn new() -> Self {
-                let path = std::env::temp_dir().join(format!("sceau-env-{}", crate::ids::random_hex(12)));
+                let path = std::env::temp_dir().join(format!("sceau-env-{}", domain::ids::random_hex(12)));
                 std::fs::create_dir_all(&path).unwrap();
                 Self { path }
             }

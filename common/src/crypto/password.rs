@@ -77,7 +77,7 @@ fn hasher() -> Argon2<'static> {
 /// salt from the operating system.
 pub fn hash(password: &Password) -> String {
     let mut salt = [0u8; 16];
-    crate::ids::random_bytes(&mut salt);
+    domain::ids::random_bytes(&mut salt);
     // 16 bytes is within the salt's bounds and `Password` bounds the input far below argon2's
     // limit, so neither call can fail on anything a member types.
     let salt = SaltString::encode_b64(&salt).expect("a 16-byte salt is valid");

@@ -62,7 +62,7 @@ pub fn generate(keys: &RecoveryKeys) -> (Vec<String>, Vec<Vec<u8>>) {
 
 fn one_code() -> String {
     let mut bytes = [0u8; CODE_CHARS];
-    crate::ids::random_bytes(&mut bytes);
+    domain::ids::random_bytes(&mut bytes);
     let mut code = String::with_capacity(CODE_CHARS + 1);
     for (i, b) in bytes.iter().enumerate() {
         if i == GROUP {
@@ -182,16 +182,16 @@ mod tests {
     /// second candidate), and new codes use the new key.
     #[test]
     fn codes_survive_a_master_key_rotation() {
-        let dir = std::env::temp_dir().join(format!("sceau-recovery-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-recovery-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let line = |id: &str| {
             let mut key = [0u8; 32];
-            crate::ids::random_bytes(&mut key);
+            domain::ids::random_bytes(&mut key);
             format!("{id}:{}\n", base64::engine::general_purpose::STANDARD.encode(key))
         };
         let (old, new) = (line("k1"), line("k2"));
         let load = |text: &str| {
-            let path = dir.join(format!("keys-{}", crate::ids::random_hex(4)));
+            let path = dir.join(format!("keys-{}", domain::ids::random_hex(4)));
             std::fs::write(&path, text).unwrap();
             std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
             RecoveryKeys::of(&MasterKeys::open_existing(&path).unwrap())

@@ -20,7 +20,7 @@ impl Token {
     /// A fresh token from the operating system's generator.
     pub fn generate() -> Self {
         let mut bytes = [0u8; TOKEN_BYTES];
-        crate::ids::random_bytes(&mut bytes);
+        domain::ids::random_bytes(&mut bytes);
         Self(URL_SAFE_NO_PAD.encode(bytes))
     }
 

@@ -38,7 +38,7 @@ pub struct TotpSecret([u8; SECRET_LEN]);
 impl TotpSecret {
     pub fn generate() -> Self {
         let mut bytes = [0u8; SECRET_LEN];
-        crate::ids::random_bytes(&mut bytes);
+        domain::ids::random_bytes(&mut bytes);
         Self(bytes)
     }
 

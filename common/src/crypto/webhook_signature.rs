@@ -4,9 +4,9 @@
 //! no `_`, so the two prefixes never read one for the other. A test secret is a key of its own:
 //! a receiver that verifies with the live secret refuses every test event.
 
-use crate::domain::Mode;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
+use domain::vocabulary::Mode;
 use ring::hmac;
 
 /// The prefix of a live secret.
@@ -26,7 +26,7 @@ pub fn generate_secret() -> String {
 /// A fresh secret for the account of `mode`: `whsec_…` live, `whsec_test_…` for a test account.
 pub fn generate_secret_for(mode: Mode) -> String {
     let mut bytes = [0u8; 32];
-    crate::ids::random_bytes(&mut bytes);
+    domain::ids::random_bytes(&mut bytes);
     let prefix = match mode {
         Mode::Live => LIVE_PREFIX,
         Mode::Test => TEST_PREFIX,

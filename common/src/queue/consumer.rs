@@ -91,8 +91,8 @@ mod tests {
 
     fn event() -> EventDelivery {
         EventDelivery {
-            event_id: crate::ids::EventId::generate(chrono::Utc::now()),
-            company_id: crate::ids::CompanyId::generate(chrono::Utc::now()),
+            event_id: domain::ids::EventId::generate(chrono::Utc::now()),
+            company_id: domain::ids::CompanyId::generate(chrono::Utc::now()),
             url: "https://example.com/hook".into(),
             body: "{}".into(),
             attempt: 1,

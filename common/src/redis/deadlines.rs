@@ -4,10 +4,10 @@
 
 use super::{BackendError, RedisBackend};
 use crate::deadlines::Deadlines;
-use crate::ids::BatchId;
 use crate::store::{RepoError, StoreError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use domain::ids::BatchId;
 use std::sync::LazyLock;
 
 /// How many batches one `due()` call takes.

@@ -3,8 +3,8 @@
 //! [`super::reseed`] rewrites them from SQLite, so they are right again seconds after Redis loses them.
 
 use super::{BackendError, RedisBackend};
-use crate::domain::BatchStatus;
-use crate::ids::{BatchId, CompanyId};
+use domain::ids::{BatchId, CompanyId};
+use domain::vocabulary::BatchStatus;
 use std::time::Duration;
 
 /// Batch states expire on their own: the re-seed refreshes those of recent batches (see
@@ -112,7 +112,7 @@ impl RedisFlags {
         if draining {
             let _: () = ::redis::cmd("SET")
                 .arg(key)
-                .arg(crate::time::format(chrono::Utc::now()))
+                .arg(domain::time::format(chrono::Utc::now()))
                 .query_async(&mut conn)
                 .await?;
         } else {

@@ -108,7 +108,7 @@ impl Lease {
 
     /// `<role>-<pid>-<random>`: distinct for every process, even two with the same pid on two hosts.
     pub fn unique_holder_id(role: &str) -> String {
-        format!("{role}-{}-{}", std::process::id(), crate::ids::random_hex(12))
+        format!("{role}-{}-{}", std::process::id(), domain::ids::random_hex(12))
     }
 }
 

@@ -19,8 +19,8 @@ pub use flags::{FlagError, RedisFlags};
 pub use lease::Lease;
 pub use reseed::{reseed, watch_and_reseed, ReseedError, ReseedReport};
 
-use crate::ids::{BatchId, CompanyId};
 use deadpool_redis::{Manager, Pool, PoolError, Runtime};
+use domain::ids::{BatchId, CompanyId};
 use std::time::Duration;
 
 /// Where Redis is and which key prefix this deployment owns.

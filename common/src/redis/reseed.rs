@@ -7,9 +7,9 @@
 
 use super::flags::{ai_value, BATCH_STATE_TTL};
 use super::{BackendError, RedisBackend};
-use crate::ids::{BatchId, CompanyId};
 use crate::store::{live_flags, RepoError, Store};
 use chrono::Utc;
+use domain::ids::{BatchId, CompanyId};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -94,7 +94,7 @@ pub async fn reseed(store: &Store, redis: &RedisBackend) -> Result<ReseedReport,
         .await
         .map_err(BackendError::from)?;
 
-    let since = crate::time::format(Utc::now() - chrono::Duration::from_std(RECENT_BATCHES).unwrap_or(chrono::Duration::days(3)));
+    let since = domain::time::format(Utc::now() - chrono::Duration::from_std(RECENT_BATCHES).unwrap_or(chrono::Duration::days(3)));
     let snapshot = store.read(move |c| live_flags::snapshot(c, &since)).await?;
 
     let mut report = ReseedReport::default();
@@ -289,12 +289,12 @@ pub async fn watch_and_reseed(store: Store, redis: RedisBackend, every: Duration
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{BatchStatus, Licence};
     use crate::redis::test_support::TestRedis;
     use crate::redis::{FlagError, RedisDeadlines, RedisFlags};
     use crate::store::test_support::{identity_item, TempStore};
     use crate::store::{batches, companies};
     use chrono::Utc;
+    use domain::vocabulary::{BatchStatus, Licence};
 
     struct Fixture {
         store: TempStore,

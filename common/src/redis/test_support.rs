@@ -18,7 +18,7 @@ impl TestRedis {
     pub async fn new() -> Self {
         let config = RedisConfig {
             url: test_url(),
-            prefix: format!("sceau-test:{}:", crate::ids::random_hex(16)),
+            prefix: format!("sceau-test:{}:", domain::ids::random_hex(16)),
         };
         let backend = RedisBackend::new(&config).expect("valid test Redis configuration");
         if let Err(e) = backend.ping().await {

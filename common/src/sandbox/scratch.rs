@@ -16,7 +16,7 @@ impl Scratch {
     /// Creates one in `root` (the service's temporary directory).
     pub fn create(root: &Path) -> io::Result<Scratch> {
         let root = std::path::absolute(root)?;
-        let path = root.join(format!("sceau-sandbox-{}", crate::ids::random_hex(12)));
+        let path = root.join(format!("sceau-sandbox-{}", domain::ids::random_hex(12)));
         // Not recursive: the name must not exist yet, so nobody can have planted it.
         std::fs::DirBuilder::new().mode(0o700).create(&path)?;
         Ok(Scratch { path })

@@ -8,10 +8,10 @@
 
 use super::error::{stored, stored_time, RepoError};
 use crate::crypto::api_key::{self, NewKey, PresentedKey};
-use crate::domain::{Licence, Mode};
-use crate::ids::{CompanyId, MemberId};
-use crate::key_scopes::KeyScopes;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{CompanyId, MemberId};
+use domain::key_scopes::KeyScopes;
+use domain::vocabulary::{Licence, Mode};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// How stale a key's last use may get before a request records it again: the API writes at
@@ -92,7 +92,7 @@ pub fn create(
             account.as_str(),
             spec.read_only,
             spec.scopes.stored(),
-            crate::time::format(now),
+            domain::time::format(now),
             created_by.map(MemberId::as_str)
         ],
     )?;
@@ -107,7 +107,7 @@ pub fn revoke(tx: &Connection, company: Option<&CompanyId>, prefix: &str, now: D
     let n = tx.execute(
         "UPDATE api_keys SET revoked_at = ?2 WHERE prefix = ?1 AND revoked_at IS NULL
          AND (?3 IS NULL OR company_id IN (SELECT id FROM companies WHERE id = ?3 OR test_of = ?3))",
-        params![prefix, crate::time::format(now), company.map(CompanyId::as_str)],
+        params![prefix, domain::time::format(now), company.map(CompanyId::as_str)],
     )?;
     if n == 0 {
         return Err(RepoError::NotFound);
@@ -257,7 +257,7 @@ pub fn needs_touch(owner: &KeyOwner, now: DateTime<Utc>) -> bool {
 pub fn touch(tx: &Connection, prefix: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE api_keys SET last_used_at = ?2 WHERE prefix = ?1 AND (last_used_at IS NULL OR last_used_at <= ?3)",
-        params![prefix, crate::time::format(now), crate::time::format(now - LAST_USE_PRECISION)],
+        params![prefix, domain::time::format(now), domain::time::format(now - LAST_USE_PRECISION)],
     )?;
     Ok(())
 }
@@ -268,7 +268,7 @@ mod tests {
     use crate::crypto::envelope::MasterKeys;
     use crate::store::test_support::{company, memory};
     use crate::store::{companies, members};
-    use crate::team::{Email, Role};
+    use domain::team::{Email, Role};
 
     /// A key with every scope, as the operator makes them.
     fn full(read_only: bool, mode: Mode) -> KeySpec {

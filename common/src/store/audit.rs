@@ -2,9 +2,9 @@
 //! downloaded or exported, with who did it (member, API key or operator), from where and when.
 
 use super::error::{stored, stored_time, RepoError};
-use crate::ids::{CompanyId, MemberId};
-use crate::team::{AuditAction, Email};
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, MemberId};
+use domain::team::{AuditAction, Email};
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
@@ -64,7 +64,7 @@ pub struct AuditEntry {
     pub key_prefix: Option<String>,
     pub member_id: Option<MemberId>,
     pub ip: Option<String>,
-    #[serde(with = "crate::time::serde_millis")]
+    #[serde(with = "domain::time::serde_millis")]
     pub at: DateTime<Utc>,
 }
 
@@ -99,7 +99,7 @@ pub fn record(tx: &Connection, company: &CompanyId, entry: &AuditEntry) -> Resul
             entry.member_id.as_ref().map(|m| m.as_str()),
             entry.member_id.as_ref().map(|_| entry.actor.as_str()),
             entry.ip,
-            crate::time::format(entry.at)
+            domain::time::format(entry.at)
         ],
     )?;
     Ok(())
@@ -110,7 +110,7 @@ pub fn record(tx: &Connection, company: &CompanyId, entry: &AuditEntry) -> Resul
 pub fn forget_before(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
     Ok(tx
         .prepare_cached("DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ?1 ORDER BY at LIMIT ?2)")?
-        .execute(params![crate::time::format(before), limit])?)
+        .execute(params![domain::time::format(before), limit])?)
 }
 
 /// Which rows a reader wants; every field narrows.

@@ -6,17 +6,17 @@ use super::consultations::ImageFile;
 use super::error::{stored, stored_time, RepoError};
 use super::{events, outbox};
 use crate::document::FileKind;
-use crate::domain::{BatchStatus, DocumentCategory, ImageSide, ItemStatus};
-use crate::ids::{BatchId, BatchItemId, CompanyId};
 use crate::messages::{Job, JobSource, JobV1};
-use crate::model::{Batch, BatchItem, Counts};
 use crate::telemetry::RequestId;
-use crate::webhook::WebhookEvent;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{BatchId, BatchItemId, CompanyId};
+use domain::model::{Batch, BatchItem, Counts};
+use domain::vocabulary::{BatchStatus, DocumentCategory, ImageSide, ItemStatus};
+use domain::webhook::WebhookEvent;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use crate::batch::{accepts_documents, can_cancel, is_due, requeued_item_status, settled_status, stopped_by};
-pub use crate::batch::{MAX_ITEMS_PER_BATCH, MAX_NON_PURGED_DOCUMENTS, MAX_OPEN_BATCHES, WINDOW};
+use domain::batch::{accepts_documents, can_cancel, is_due, requeued_item_status, settled_status, stopped_by};
+pub use domain::batch::{MAX_ITEMS_PER_BATCH, MAX_NON_PURGED_DOCUMENTS, MAX_OPEN_BATCHES, WINDOW};
 
 const COLUMNS: &str = "id, status, external_ref, submitted_at, expires_at, ended_at, created_at";
 
@@ -106,7 +106,7 @@ pub fn create(
     let expires = now + Duration::from_std(window).unwrap_or(Duration::hours(24));
     tx.execute(
         "INSERT INTO batches (id, company_id, external_ref, webhook_url, status, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, 'open', ?5, ?6)",
-        params![id.as_str(), company.as_str(), external_ref, webhook_url, crate::time::format(now), crate::time::format(expires)],
+        params![id.as_str(), company.as_str(), external_ref, webhook_url, domain::time::format(now), domain::time::format(expires)],
     )?;
     schedule_deadline(tx, &id, expires)?;
     get(tx, company, &id)
@@ -259,7 +259,7 @@ pub fn deposit(
     )?
     .execute(params![
             item.id.as_str(), id.as_str(), company.as_str(), position, item.category.as_str(), item.external_ref, item.agency_postal_code, item.agency_insee,
-            item.front_blob, item.front_kind.as_str(), item.back_blob, item.back_kind.map(FileKind::as_str), item.bytes, crate::time::format(now),
+            item.front_blob, item.front_kind.as_str(), item.back_blob, item.back_kind.map(FileKind::as_str), item.bytes, domain::time::format(now),
             item.request_id.as_ref().map(RequestId::as_str)
         ],
     )?;
@@ -302,7 +302,7 @@ pub fn submit(
     let expires = now + Duration::from_std(window).unwrap_or(Duration::hours(24));
     tx.execute(
         "UPDATE batches SET status = 'in_progress', submitted_at = ?2, expires_at = ?3 WHERE id = ?1",
-        params![id.as_str(), crate::time::format(now), crate::time::format(expires)],
+        params![id.as_str(), domain::time::format(now), domain::time::format(expires)],
     )?;
     schedule_deadline(tx, id, expires)?;
     queue_jobs(tx, company, id, None, expires)?;
@@ -351,7 +351,7 @@ fn close(
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
 ) -> Result<(), RepoError> {
-    let at = crate::time::format(now);
+    let at = domain::time::format(now);
     tx.execute(
         "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
         params![id.as_str(), status.as_str(), at],
@@ -389,7 +389,7 @@ pub fn announce_if_settled(tx: &Connection, id: &BatchId, request_id: Option<&Re
         status = settled_status(counts(tx, id)?.expired);
         tx.execute(
             "UPDATE batches SET status = ?2, ended_at = ?3 WHERE id = ?1",
-            params![id.as_str(), status.as_str(), crate::time::format(now)],
+            params![id.as_str(), status.as_str(), domain::time::format(now)],
         )?;
         tx.execute("DELETE FROM deadlines WHERE batch_id = ?1", [id.as_str()])?;
     }
@@ -501,13 +501,13 @@ pub fn settle_item(
     tx: &Connection,
     item: &BatchItemId,
     status: ItemStatus,
-    error: Option<crate::domain::ItemError>,
-    consultation: Option<&crate::ids::ConsultationId>,
+    error: Option<domain::vocabulary::ItemError>,
+    consultation: Option<&domain::ids::ConsultationId>,
     now: DateTime<Utc>,
 ) -> Result<bool, RepoError> {
     let n = tx.execute(
         "UPDATE batch_items SET status = ?2, error = ?3, consultation_id = ?4, finished_at = ?5 WHERE id = ?1 AND status IN ('uploading', 'pending', 'processing')",
-        params![item.as_str(), status.as_str(), error.map(|e| e.as_str()), consultation.map(|c| c.as_str()), crate::time::format(now)],
+        params![item.as_str(), status.as_str(), error.map(|e| e.as_str()), consultation.map(|c| c.as_str()), domain::time::format(now)],
     )?;
     Ok(n == 1)
 }
@@ -540,7 +540,7 @@ pub fn files_released(tx: &Connection, item: &str, now: DateTime<Utc>) -> Result
     tx.execute(
         "UPDATE batch_items SET front_blob = NULL, back_blob = NULL,
          images_released_at = CASE WHEN consultation_id IS NULL THEN ?2 ELSE images_released_at END WHERE id = ?1",
-        params![item, crate::time::format(now)],
+        params![item, domain::time::format(now)],
     )?;
     Ok(())
 }
@@ -643,10 +643,10 @@ pub fn settle_canceled_job(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Licence;
-    use crate::ids::ConsultationId;
     use crate::store::test_support::{consultation_of, identity_item, TempStore};
     use crate::store::{companies, consultations};
+    use domain::ids::ConsultationId;
+    use domain::vocabulary::Licence;
 
     /// Records `item`'s consultation with one image, as the recorder does.
     fn analysed(tx: &Connection, company: &CompanyId, item: &BatchItemId, now: DateTime<Utc>) -> Result<ConsultationId, RepoError> {

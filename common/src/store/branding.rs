@@ -3,9 +3,9 @@
 //! set`. The logo is stored as Sceau re-encoded it, never as uploaded, in `company_logos`.
 
 use super::error::RepoError;
-use crate::ids::CompanyId;
-use crate::model::Company;
 use ::domain::branding::{AccentColor, DisplayName, JourneySettings, PolicyUrl, PrivacyContact, PrivacyController, PrivacyPurpose};
+use domain::ids::CompanyId;
+use domain::model::Company;
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
@@ -143,9 +143,9 @@ pub fn logo(c: &Connection, account: &CompanyId) -> Result<Option<Vec<u8>>, Repo
 mod tests {
     use super::*;
     use crate::crypto::envelope::MasterKeys;
-    use crate::domain::{Licence, Mode};
     use crate::store::companies::{account, create, get};
     use crate::store::test_support::memory;
+    use domain::vocabulary::{Licence, Mode};
 
     #[test]
     fn journey_settings_are_set_cleared_and_shared_with_the_test_account() {

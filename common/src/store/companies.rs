@@ -14,11 +14,11 @@ use super::workflows;
 use super::StoreError;
 use crate::crypto::envelope::MasterKeys;
 use crate::crypto::webhook_signature::{generate_secret, generate_secret_for};
-use crate::domain::{DocumentCategory, Licence, Mode};
-use crate::ids::CompanyId;
-use crate::model::{Company, WorkflowRules};
 use ::domain::branding::JourneySettings;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::CompanyId;
+use domain::model::{Company, WorkflowRules};
+use domain::vocabulary::{DocumentCategory, Licence, Mode};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// How long the previous secret still signs after a rotation.
@@ -113,7 +113,7 @@ pub fn create(tx: &Connection, name: &str, licence: Licence, keys: &MasterKeys, 
             name,
             licence.as_str(),
             seal_secret(keys, id.as_str(), &secret),
-            crate::time::format(now)
+            domain::time::format(now)
         ],
     )?;
     for category in DocumentCategory::ALL {
@@ -176,7 +176,7 @@ pub fn account(tx: &Connection, company: &CompanyId, mode: Mode, now: DateTime<U
     tx.execute(
         "INSERT INTO companies (id, name, licence, ai_enabled, retention_days, two_factor_required, created_at, test_of)
          SELECT ?2, name || ' (test)', licence, ai_enabled, retention_days, two_factor_required, ?3, id FROM companies WHERE id = ?1",
-        params![company.as_str(), id.as_str(), crate::time::format(now)],
+        params![company.as_str(), id.as_str(), domain::time::format(now)],
     )?;
     Ok(id)
 }
@@ -261,7 +261,7 @@ pub fn make_test_secret(tx: &Connection, company: &CompanyId, keys: &MasterKeys,
 
 fn replace_secret(tx: &Connection, id: &CompanyId, mode: Mode, keys: &MasterKeys, now: DateTime<Utc>) -> Result<String, RepoError> {
     let secret = generate_secret_for(mode);
-    let until = crate::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
+    let until = domain::time::format(now + Duration::hours(ROTATION_OVERLAP_HOURS));
     tx.execute(
         "UPDATE companies SET previous_webhook_secret_sealed = webhook_secret_sealed, previous_secret_until = ?3,
          webhook_secret_sealed = ?2 WHERE id = ?1",
@@ -297,7 +297,7 @@ pub fn signing_secrets(c: &Connection, account: &CompanyId, keys: &MasterKeys, n
     };
     let mut secrets = vec![open_secret(keys, account, &current)?];
     if let (Some(prev), Some(until)) = (previous, until) {
-        if until > crate::time::format(now) {
+        if until > domain::time::format(now) {
             secrets.push(open_secret(keys, account, &prev)?);
         }
     }

@@ -3,12 +3,12 @@
 
 use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
-use crate::domain::{Decision, ImageSide, Verdict};
-use crate::ids::{CompanyId, ConsultationId, WorkflowId};
-use crate::model::Consultation;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, ConsultationId, WorkflowId};
+use domain::model::Consultation;
+use domain::vocabulary::{Decision, ImageSide, Verdict};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row};
 
@@ -53,7 +53,7 @@ fn build(r: &Row<'_>) -> rusqlite::Result<ConsultationRow> {
 }
 
 fn to_model(c: &ConsultationRow) -> Result<Consultation, RepoError> {
-    let anomalies: Vec<crate::domain::Anomaly> = serde_json::from_str(&c.anomalies)?;
+    let anomalies: Vec<domain::vocabulary::Anomaly> = serde_json::from_str(&c.anomalies)?;
     Ok(Consultation {
         id: stored(&c.id)?,
         external_ref: c.external_ref.clone(),
@@ -65,7 +65,7 @@ fn to_model(c: &ConsultationRow) -> Result<Consultation, RepoError> {
         decision: c.decision.as_deref().map(stored).transpose()?,
         review_status: c.review_status.as_deref().map(stored).transpose()?,
         anomaly_count: anomalies.len(),
-        has_reject_anomaly: anomalies.iter().any(|a| a.severity == crate::domain::Severity::Reject),
+        has_reject_anomaly: anomalies.iter().any(|a| a.severity == domain::vocabulary::Severity::Reject),
         anomalies,
         two_d_doc: c.two_d_doc.as_deref().map(serde_json::from_str).transpose()?,
         analyzed_at: stored_time(&c.analyzed_at)?,
@@ -175,7 +175,7 @@ fn list_query(company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limi
         // `+`: not a range on `consultations_by_day` (every result since then, read and sorted)
         // but a check on the date `consultations_by_company_time` holds beside `seq`, the page
         // filling from the newest results down.
-        add(" AND +created_at > ?", crate::time::format(t).into());
+        add(" AND +created_at > ?", domain::time::format(t).into());
         // And a floor under that walk, or a date that matches fewer results than a page walks
         // the company's whole history to find no more (0.25 s at a million): the last result
         // recorded [`CREATED_DISORDER`] before the date, sought in `consultations_by_day` in
@@ -185,7 +185,7 @@ fn list_query(company: &CompanyId, filter: &Filter, cursor: Option<Cursor>, limi
             add(
                 " AND seq > coalesce((SELECT seq FROM consultations INDEXED BY consultations_by_day
                    WHERE company_id = ?1 AND created_at <= ? ORDER BY created_at DESC LIMIT 1), 0)",
-                crate::time::format(floor).into(),
+                domain::time::format(floor).into(),
             );
         }
     }
@@ -199,10 +199,10 @@ pub struct NewConsultation<'a> {
     pub company: &'a CompanyId,
     pub workflow_id: &'a WorkflowId,
     pub external_ref: Option<&'a str>,
-    pub category: crate::domain::DocumentCategory,
-    pub report: &'a crate::analysis::AnalysisReport,
+    pub category: domain::vocabulary::DocumentCategory,
+    pub report: &'a domain::analysis::AnalysisReport,
     pub decision: Option<Decision>,
-    pub review_status: Option<crate::domain::ReviewStatus>,
+    pub review_status: Option<domain::vocabulary::ReviewStatus>,
     pub batch_item_id: Option<&'a str>,
     pub verification_id: Option<&'a str>,
     pub analyzed_at: DateTime<Utc>,
@@ -219,7 +219,7 @@ pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError>
             n.id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, n.category.as_str(), n.report.document_type.as_str(), n.report.document_country,
             n.report.verdict.as_str(), n.decision.map(|d| d.as_str()), n.review_status.map(|r| r.as_str()),
             serde_json::to_string(&n.report.anomalies)?, n.report.two_d_doc.as_ref().map(serde_json::to_string).transpose()?,
-            crate::time::format(n.analyzed_at), crate::time::format(n.now), n.batch_item_id, n.verification_id,
+            domain::time::format(n.analyzed_at), domain::time::format(n.now), n.batch_item_id, n.verification_id,
             serde_json::to_string(&n.report.checks)?, n.report.face_match.as_ref().map(serde_json::to_string).transpose()?
         ],
     )?;
@@ -227,7 +227,7 @@ pub fn insert(tx: &Connection, n: &NewConsultation<'_>) -> Result<(), RepoError>
 }
 
 /// The checks performed on a consultation of `company` (empty for results recorded before they were kept).
-pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Vec<crate::analysis::CheckOutcome>, RepoError> {
+pub fn checks(conn: &Connection, company: &CompanyId, id: &ConsultationId) -> Result<Vec<domain::analysis::CheckOutcome>, RepoError> {
     let text: Option<String> = conn
         .query_row(
             "SELECT checks FROM consultations WHERE id = ?1 AND company_id = ?2",
@@ -267,7 +267,7 @@ pub fn add_image(tx: &Connection, id: &ConsultationId, image: &ImageFile, now: D
             image.side.as_str(),
             image.blob,
             image.kind.content_type(),
-            crate::time::format(now)
+            domain::time::format(now)
         ],
     )?;
     if added == 0 {
@@ -348,7 +348,7 @@ const IMPACT: &str = "SELECT count(*) FROM companies co CROSS JOIN consultation_
 pub fn purged_by_retention(c: &Connection, company: &CompanyId, days: u32, now: DateTime<Utc>) -> Result<u64, RepoError> {
     let count: i64 = c
         .prepare_cached(IMPACT)?
-        .query_row(params![company.as_str(), crate::time::format(now), days], |r| r.get(0))?;
+        .query_row(params![company.as_str(), domain::time::format(now), days], |r| r.get(0))?;
     // A count is never negative.
     Ok(count.unsigned_abs())
 }
@@ -364,7 +364,7 @@ pub struct DueImage {
 /// Up to `limit` images past their company's retention, not yet purged.
 pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<DueImage>, RepoError> {
     let mut stmt = c.prepare_cached(DUE_IMAGES)?;
-    let rows = stmt.query_map(params![crate::time::format(now), limit], |r| {
+    let rows = stmt.query_map(params![domain::time::format(now), limit], |r| {
         Ok(DueImage {
             consultation_id: r.get(0)?,
             side: r.get(1)?,
@@ -376,7 +376,7 @@ pub fn images_past_retention(c: &Connection, now: DateTime<Utc>, limit: u32) -> 
 
 /// Marks an image purged; once all of a batch document's images are, it stops counting.
 pub fn mark_purged(tx: &Connection, id: &str, side: &str, now: DateTime<Utc>) -> Result<(), RepoError> {
-    let at = crate::time::format(now);
+    let at = domain::time::format(now);
     tx.prepare_cached("UPDATE consultation_images SET purged_at = ?3 WHERE consultation_id = ?1 AND side = ?2")?
         .execute(params![id, side, at])?;
     tx.prepare_cached(RELEASE_ITEM)?.execute(params![id, at])?;
@@ -422,13 +422,13 @@ pub fn settle_review(
         return Err(RepoError::NotFound);
     }
     let current = get(tx, &owner, id)?;
-    if current.review_status != Some(crate::domain::ReviewStatus::Pending) {
+    if current.review_status != Some(domain::vocabulary::ReviewStatus::Pending) {
         return Err(RepoError::InvalidState(format!("consultation {id} has no pending review")));
     }
     let status = if note.accepted { "accepted" } else { "rejected" };
     tx.execute(
         "UPDATE consultations SET review_status = ?2, reviewed_at = ?3, reviewed_by = ?4, review_comment = ?5 WHERE id = ?1",
-        params![id.as_str(), status, crate::time::format(now), note.by, note.comment],
+        params![id.as_str(), status, domain::time::format(now), note.by, note.comment],
     )?;
     Ok((owner.clone(), get(tx, &owner, id)?))
 }
@@ -494,10 +494,10 @@ mod tests {
     use super::Cursor;
     use super::*;
     use crate::crypto::envelope::MasterKeys;
-    use crate::domain::Licence;
     use crate::store::companies;
     use crate::store::test_support::{consultation_with_image, TempStore};
     use chrono::Duration;
+    use domain::vocabulary::Licence;
 
     /// Company A keeps images ten years and holds 2,000 of them, 400 days old: none is due. Company
     /// B keeps them one day; its one image, two days old, is due and must be the first purged,

@@ -3,9 +3,9 @@
 
 use super::error::{stored, RepoError};
 use super::usage;
-use crate::domain::Verdict;
-use crate::ids::CompanyId;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use domain::ids::CompanyId;
+use domain::vocabulary::Verdict;
 use rusqlite::{params, Connection};
 
 /// What the dashboard shows.

@@ -48,9 +48,9 @@ impl From<serde_json::Error> for RepoError {
     }
 }
 
-/// Reads a timestamp stored as text by `crate::time::format`; a bad one means the database was altered.
+/// Reads a timestamp stored as text by `domain::time::format`; a bad one means the database was altered.
 pub fn stored_time(s: &str) -> Result<chrono::DateTime<chrono::Utc>, RepoError> {
-    crate::time::parse(s).ok_or_else(|| RepoError::Store(StoreError::Corrupt(format!("unexpected stored timestamp {s:?}"))))
+    domain::time::parse(s).ok_or_else(|| RepoError::Store(StoreError::Corrupt(format!("unexpected stored timestamp {s:?}"))))
 }
 
 /// Reads a wire enum stored as text; a bad value means the database was altered.

@@ -3,11 +3,11 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::outbox;
-use crate::ids::{CompanyId, EventId, WorkflowId};
 use crate::messages::{DeliveryAttempt, DeliveryOutcome, EventDelivery};
 use crate::telemetry::RequestId;
-use crate::webhook::{DeliveryStatus, EventBody, EventType, WebhookEvent};
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, EventId, WorkflowId};
+use domain::webhook::{DeliveryStatus, EventBody, EventType, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -63,7 +63,7 @@ fn insert(
         event,
     };
     let body = serde_json::to_string(&body)?;
-    let at = crate::time::format(now);
+    let at = domain::time::format(now);
     tx.execute(
         "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, last_error, created_at, updated_at, request_id, workflow_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
@@ -94,7 +94,7 @@ pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoEr
         .execute(params![
             a.event_id.as_str(),
             a.attempt,
-            crate::time::format(a.at),
+            domain::time::format(a.at),
             a.status_code,
             a.error,
             outcome,
@@ -113,7 +113,7 @@ pub fn record_attempt(tx: &Connection, a: &DeliveryAttempt) -> Result<(), RepoEr
     tx.prepare_cached(
         "UPDATE webhook_events SET status = ?2, attempts = ?3, last_status_code = ?4, last_error = ?5, updated_at = ?6 WHERE id = ?1 AND attempts < ?3",
     )?
-    .execute(params![a.event_id.as_str(), status.as_str(), a.attempt, a.status_code, a.error, crate::time::format(a.at)])?;
+    .execute(params![a.event_id.as_str(), status.as_str(), a.attempt, a.status_code, a.error, domain::time::format(a.at)])?;
     Ok(())
 }
 
@@ -131,9 +131,9 @@ pub struct EventSummary {
     pub attempts: u32,
     pub last_status_code: Option<u16>,
     pub last_error: Option<String>,
-    #[serde(with = "crate::time::serde_millis")]
+    #[serde(with = "domain::time::serde_millis")]
     pub created_at: DateTime<Utc>,
-    #[serde(with = "crate::time::serde_millis")]
+    #[serde(with = "domain::time::serde_millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -233,7 +233,7 @@ pub fn replay(tx: &Connection, id: &EventId, now: DateTime<Utc>) -> Result<(), R
     tx.execute("DELETE FROM webhook_attempts WHERE event_id = ?1", [id.as_str()])?;
     tx.execute(
         "UPDATE webhook_events SET status = 'pending', attempts = 0, url = ?3, updated_at = ?2 WHERE id = ?1",
-        params![id.as_str(), crate::time::format(now), url],
+        params![id.as_str(), domain::time::format(now), url],
     )?;
     queue_first_attempt(
         tx,
@@ -277,7 +277,7 @@ const ENDED: &str = "SELECT rowid FROM webhook_events WHERE status IN ('delivere
 /// Forgets up to `limit` events whose delivery ended before `before`, with their attempts (the
 /// retention of `recorder::retention`); how many it forgot. One bounded transaction each call.
 pub fn forget_ended(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
-    let cut = crate::time::format(before);
+    let cut = domain::time::format(before);
     tx.prepare_cached(&format!(
         "DELETE FROM webhook_attempts WHERE event_id IN (SELECT id FROM webhook_events WHERE rowid IN ({ENDED}))"
     ))?
@@ -404,13 +404,13 @@ mod tests {
         c.execute(
             "INSERT INTO webhook_events (id, company_id, event_type, url, body, status, attempts, created_at, updated_at)
              VALUES (?1, ?2, 'batch.completed', 'https://hooks.example.com/x', '{}', ?3, 2, ?4, ?4)",
-            params![id, company.as_str(), status, crate::time::format(at)],
+            params![id, company.as_str(), status, domain::time::format(at)],
         )
         .unwrap();
         for attempt in [1, 2] {
             c.execute(
                 "INSERT INTO webhook_attempts (event_id, attempt, at, outcome) VALUES (?1, ?2, ?3, 'retrying')",
-                params![id, attempt, crate::time::format(at)],
+                params![id, attempt, domain::time::format(at)],
             )
             .unwrap();
         }
@@ -459,15 +459,15 @@ mod tests {
         use crate::store::{companies, workflows};
         let c = memory();
         let (co, now) = (company(&c), Utc::now());
-        let test = companies::account(&c, &co, crate::domain::Mode::Test, now).unwrap();
+        let test = companies::account(&c, &co, domain::vocabulary::Mode::Test, now).unwrap();
         let live_url = "https://live.example.com/hook";
         let wf = workflows::create(
             &c,
             &co,
             "KYC",
-            crate::domain::DocumentCategory::Identite,
+            domain::vocabulary::DocumentCategory::Identite,
             Some(live_url),
-            &crate::model::WorkflowRules::default(),
+            &domain::model::WorkflowRules::default(),
             false,
             now,
         )
@@ -480,7 +480,7 @@ mod tests {
                 id.as_str(),
                 test.as_str(),
                 live_url,
-                crate::time::format(now),
+                domain::time::format(now),
                 wf.workflow.id.as_str()
             ],
         )

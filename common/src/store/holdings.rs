@@ -4,14 +4,14 @@
 //! `company_holdings`: a deposit reads one row, whatever the company holds.
 
 use super::error::RepoError;
-use crate::ids::CompanyId;
+use domain::ids::CompanyId;
 use rusqlite::{Connection, OptionalExtension};
 
 /// A company's holdings; zero for a company that never deposited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Holdings {
     /// Batch documents whose images are not purged yet (`images_released_at IS NULL`), for
-    /// [`crate::batch::MAX_NON_PURGED_DOCUMENTS`].
+    /// [`domain::batch::MAX_NON_PURGED_DOCUMENTS`].
     pub held_documents: i64,
     /// Bytes of the batch documents pending or under analysis, for the volume limit.
     pub waiting_bytes: i64,
@@ -36,12 +36,12 @@ pub fn of(c: &Connection, company: &CompanyId) -> Result<Holdings, RepoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ItemError, ItemStatus};
-    use crate::ids::{BatchItemId, ConsultationId};
     use crate::store::batches::{self, WINDOW};
     use crate::store::test_support::{company, consultation_of, identity_item, memory};
     use crate::store::{consultations, migrations};
     use chrono::Utc;
+    use domain::ids::{BatchItemId, ConsultationId};
+    use domain::vocabulary::{ItemError, ItemStatus};
 
     /// The holdings counted from the rows themselves, as the deposit did before the counters.
     fn recounted(c: &Connection, company: &CompanyId) -> Holdings {
@@ -60,7 +60,7 @@ mod tests {
         .unwrap()
     }
 
-    fn deposited(c: &Connection, company: &CompanyId, batch: &crate::ids::BatchId, bytes: i64) -> BatchItemId {
+    fn deposited(c: &Connection, company: &CompanyId, batch: &domain::ids::BatchId, bytes: i64) -> BatchItemId {
         let item = crate::store::batches::NewItem {
             bytes,
             ..identity_item("blob")
@@ -156,7 +156,7 @@ mod tests {
             .unwrap();
         migrations::apply_up_to(&mut conn, created).unwrap();
         // The row alone, as that version wrote it: today's `companies::create` writes today's schema.
-        let acme = crate::ids::CompanyId::generate(Utc::now());
+        let acme = domain::ids::CompanyId::generate(Utc::now());
         conn.execute(
             "INSERT INTO companies (id, name, licence, created_at) VALUES (?1, 'Acme', 'group', '2026-01-01T00:00:00Z')",
             [acme.as_str()],

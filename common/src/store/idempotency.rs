@@ -4,9 +4,9 @@
 //! request runs, which is how a concurrent duplicate is told that the first is still in flight.
 
 use super::error::RepoError;
-use crate::domain::Mode;
-use crate::ids::CompanyId;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::CompanyId;
+use domain::vocabulary::Mode;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// How long a key and its response are remembered.

@@ -5,8 +5,8 @@
 
 use super::error::{stored_time, RepoError};
 use super::members::{self, Member, MemberState};
-use crate::ids::{CompanyId, MemberId};
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{CompanyId, MemberId};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// How long an invitation link can be used.
@@ -40,8 +40,8 @@ pub fn create(
             member.id.as_str(),
             member.company_id.as_str(),
             invited_by.map(|m| m.as_str()),
-            crate::time::format(now),
-            crate::time::format(expires_at)
+            domain::time::format(now),
+            domain::time::format(expires_at)
         ],
     )?;
     Ok(expires_at)
@@ -81,7 +81,7 @@ pub fn accept(tx: &Connection, token_hash: &[u8], password_hash: &str, now: Date
     }
     tx.execute(
         "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1",
-        params![token_hash, crate::time::format(now)],
+        params![token_hash, domain::time::format(now)],
     )?;
     members::set_password(tx, &member.id, password_hash)?;
     members::get(tx, &member.company_id, &member.id)
@@ -120,7 +120,7 @@ pub fn pending(c: &Connection, company: &CompanyId) -> Result<Vec<Pending>, Repo
 mod tests {
     use super::*;
     use crate::store::test_support::{company, memory};
-    use crate::team::{Email, Role};
+    use domain::team::{Email, Role};
 
     #[test]
     fn an_invitation_is_used_once_and_expires() {

@@ -6,9 +6,9 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::StoreError;
-use crate::ids::{CompanyId, MemberId};
-use crate::team::{Email, Role};
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, MemberId};
+use domain::team::{Email, Role};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// A member as the portal shows them.
@@ -190,7 +190,7 @@ pub fn invite(tx: &Connection, company: &CompanyId, email: &Email, role: Role, n
             company.as_str(),
             email.as_str(),
             role.as_str(),
-            crate::time::format(now)
+            domain::time::format(now)
         ],
     )?;
     get(tx, company, &id)
@@ -319,7 +319,7 @@ pub fn disable(tx: &Connection, company: &CompanyId, id: &MemberId, now: DateTim
     }
     tx.execute(
         "UPDATE members SET disabled_at = ?2 WHERE id = ?1",
-        params![id.as_str(), crate::time::format(now)],
+        params![id.as_str(), domain::time::format(now)],
     )?;
     super::portal_sessions::end_all(tx, id, now)?;
     get(tx, company, id)

@@ -645,8 +645,8 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::CompanyId;
     use crate::store::{companies, RepoError, Store};
+    use domain::ids::CompanyId;
     use std::sync::Arc;
 
     /// How many migrations come before the one whose SQL holds `marker` (merge-proof numbering).
@@ -663,7 +663,7 @@ mod tests {
         let mut conn = Connection::open(path).unwrap();
         conn.pragma_update(None, "journal_mode", "WAL").unwrap();
         apply_up_to(&mut conn, before("CREATE TABLE webhook_secrets_to_seal")).unwrap();
-        let until = crate::time::format(chrono::Utc::now() + chrono::Duration::hours(12));
+        let until = domain::time::format(chrono::Utc::now() + chrono::Duration::hours(12));
         conn.execute(
             "INSERT INTO companies (id, name, licence, webhook_secret, previous_webhook_secret, previous_secret_until, created_at)
              VALUES (?1, 'Acme', 'group', ?2, ?3, ?4, '2025-01-01T00:00:00.000Z')",
@@ -682,7 +682,7 @@ mod tests {
 
     #[tokio::test]
     async fn secrets_kept_in_clear_are_sealed_at_start_and_leave_no_trace_in_the_files() {
-        let dir = std::env::temp_dir().join(format!("sceau-seal-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-seal-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("db.sqlite");
         let (company, other) = (CompanyId::generate(chrono::Utc::now()), CompanyId::generate(chrono::Utc::now()));
@@ -777,7 +777,7 @@ mod tests {
     /// first start with the key, and then match their codes as new ones do.
     #[tokio::test]
     async fn recovery_codes_stored_unkeyed_are_keyed_at_start_and_still_match() {
-        let dir = std::env::temp_dir().join(format!("sceau-recovery-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-recovery-{}", domain::ids::random_hex(8)));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("db.sqlite");
         let code = "0a1b2-c3d4e";
@@ -797,7 +797,7 @@ mod tests {
         assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 1);
         assert_eq!(store.apply_keyed_migrations(keys.clone()).await.unwrap(), 0, "done once");
         assert!(!files_hold(&path, &legacy), "the bare SHA-256 is gone from the files");
-        let member: crate::ids::MemberId = "MBR-20250101-0123456789ab".parse().unwrap();
+        let member: domain::ids::MemberId = "MBR-20250101-0123456789ab".parse().unwrap();
         let candidates = recovery_codes::candidates(&RecoveryKeys::of(&keys), code);
         let spent = store
             .write(move |tx| crate::store::members::use_recovery_code(tx, &member, &candidates))

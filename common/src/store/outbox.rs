@@ -17,7 +17,7 @@ fn insert(tx: &Connection, topic: Topic, owner: Option<&str>, payload: &impl ser
         params![
             topic.as_str(),
             serde_json::to_string(payload)?,
-            crate::time::format(chrono::Utc::now()),
+            domain::time::format(chrono::Utc::now()),
             owner
         ],
     )?;

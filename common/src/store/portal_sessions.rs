@@ -4,8 +4,8 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::members::{self, Member, MemberState};
-use crate::ids::{MemberId, PortalSessionId};
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{MemberId, PortalSessionId};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// A session unused this long ends.
@@ -60,7 +60,7 @@ pub fn start(
             second_factor_due,
             origin.ip,
             user_agent,
-            crate::time::format(now)
+            domain::time::format(now)
         ],
     )?;
     Ok(id)
@@ -139,7 +139,7 @@ pub fn needs_touch(session: &PortalSession, now: DateTime<Utc>) -> bool {
 pub fn touch(tx: &Connection, token_hash: &[u8], now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE portal_sessions SET last_seen_at = ?2 WHERE token_hash = ?1 AND ended_at IS NULL",
-        params![token_hash, crate::time::format(now)],
+        params![token_hash, domain::time::format(now)],
     )?;
     Ok(())
 }
@@ -148,7 +148,7 @@ pub fn touch(tx: &Connection, token_hash: &[u8], now: DateTime<Utc>) -> Result<(
 pub fn end(tx: &Connection, token_hash: &[u8], now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE portal_sessions SET ended_at = ?2 WHERE token_hash = ?1 AND ended_at IS NULL",
-        params![token_hash, crate::time::format(now)],
+        params![token_hash, domain::time::format(now)],
     )?;
     Ok(())
 }
@@ -157,7 +157,7 @@ pub fn end(tx: &Connection, token_hash: &[u8], now: DateTime<Utc>) -> Result<(),
 pub fn revoke(tx: &Connection, member: &MemberId, id: &PortalSessionId, now: DateTime<Utc>) -> Result<(), RepoError> {
     let n = tx.execute(
         "UPDATE portal_sessions SET ended_at = ?3 WHERE id = ?1 AND member_id = ?2 AND ended_at IS NULL",
-        params![id.as_str(), member.as_str(), crate::time::format(now)],
+        params![id.as_str(), member.as_str(), domain::time::format(now)],
     )?;
     if n == 0 {
         return Err(RepoError::NotFound);
@@ -169,7 +169,7 @@ pub fn revoke(tx: &Connection, member: &MemberId, id: &PortalSessionId, now: Dat
 pub fn end_all(tx: &Connection, member: &MemberId, now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE portal_sessions SET ended_at = ?2 WHERE member_id = ?1 AND ended_at IS NULL",
-        params![member.as_str(), crate::time::format(now)],
+        params![member.as_str(), domain::time::format(now)],
     )?;
     Ok(())
 }
@@ -178,7 +178,7 @@ pub fn end_all(tx: &Connection, member: &MemberId, now: DateTime<Utc>) -> Result
 pub fn end_others(tx: &Connection, member: &MemberId, keep: &[u8], now: DateTime<Utc>) -> Result<(), RepoError> {
     tx.execute(
         "UPDATE portal_sessions SET ended_at = ?3 WHERE member_id = ?1 AND token_hash != ?2 AND ended_at IS NULL",
-        params![member.as_str(), keep, crate::time::format(now)],
+        params![member.as_str(), keep, domain::time::format(now)],
     )?;
     Ok(())
 }
@@ -208,14 +208,14 @@ pub fn forget_ended(tx: &Connection, before: DateTime<Utc>, limit: u32) -> Resul
             "DELETE FROM portal_sessions WHERE rowid IN
                 (SELECT rowid FROM portal_sessions WHERE created_at < ?1 ORDER BY created_at LIMIT ?2)",
         )?
-        .execute(params![crate::time::format(before), limit])?)
+        .execute(params![domain::time::format(before), limit])?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::test_support::{company, memory};
-    use crate::team::{Email, Role};
+    use domain::team::{Email, Role};
 
     fn member(conn: &Connection) -> Member {
         let co = company(conn);

@@ -412,7 +412,7 @@ fn next_ready(tx: &rusqlite::Transaction<'_>, topic: Topic, now: i64) -> rusqlit
 fn dead_letter(tx: &rusqlite::Transaction<'_>, id: i64) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO queue_dead_letters (id, topic, payload, attempts, dead_at) SELECT id, topic, payload, attempts, ?2 FROM queue_messages WHERE id = ?1",
-        params![id, crate::time::format(chrono::Utc::now())],
+        params![id, domain::time::format(chrono::Utc::now())],
     )?;
     tx.execute("DELETE FROM queue_messages WHERE id = ?1", [id])?;
     tracing::warn!(message_id = id, "queue message dead-lettered after too many attempts");

@@ -5,12 +5,12 @@
 use super::audit::{self, Acting};
 use super::error::{stored_time, RepoError};
 use super::{consultations, workflows};
-use crate::domain::ReviewStatus;
-use crate::ids::{CompanyId, ConsultationId};
-use crate::model::Consultation;
-use crate::team::AuditAction;
-use crate::webhook::{ConsultationOutcome, Review, WebhookEvent};
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, ConsultationId};
+use domain::model::Consultation;
+use domain::team::AuditAction;
+use domain::vocabulary::ReviewStatus;
+use domain::webhook::{ConsultationOutcome, Review, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The longest comment kept with a decision, in characters.
@@ -163,7 +163,7 @@ mod tests {
         let id = pending(&c, &co, "b1");
         let acting = Acting {
             actor: audit::Actor::Member {
-                id: crate::ids::MemberId::generate(Utc::now()),
+                id: domain::ids::MemberId::generate(Utc::now()),
                 email: "rev@example.fr".parse().unwrap(),
             },
             ip: Some("127.0.0.1".into()),
@@ -177,7 +177,7 @@ mod tests {
         let kept = settled(&c, &co, &id).unwrap().expect("settled");
         assert_eq!(kept.by.as_deref(), Some("rev@example.fr"));
         assert_eq!(kept.comment.as_deref(), Some("vu au guichet"));
-        assert_eq!(crate::time::format(kept.at), crate::time::format(now));
+        assert_eq!(domain::time::format(kept.at), domain::time::format(now));
         assert_eq!(
             audit_rows(&c, &co),
             [("review.settle".to_owned(), id.to_string(), Some("rev@example.fr".to_owned()))]

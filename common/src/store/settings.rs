@@ -17,7 +17,7 @@ pub fn get(c: &Connection, key: &str) -> Result<Option<String>, RepoError> {
 pub fn set(tx: &Connection, key: &str, value: &str) -> Result<(), RepoError> {
     tx.execute(
         "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        params![key, value, crate::time::format(chrono::Utc::now())],
+        params![key, value, domain::time::format(chrono::Utc::now())],
     )?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 //! keyed buckets, so a lock reveals nothing and a spray of made-up addresses cannot grow the table.
 
 use super::error::{stored_time, RepoError};
-use crate::team::Email;
 use chrono::{DateTime, Duration, Utc};
+use domain::team::Email;
 use ring::hmac;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::sync::OnceLock;
@@ -58,7 +58,7 @@ fn unknown_bucket(email: &Email) -> u16 {
     static KEY: OnceLock<hmac::Key> = OnceLock::new();
     let key = KEY.get_or_init(|| {
         let mut secret = [0u8; 32];
-        crate::ids::random_bytes(&mut secret);
+        domain::ids::random_bytes(&mut secret);
         hmac::Key::new(hmac::HMAC_SHA256, &secret)
     });
     let tag = hmac::sign(key, email.as_str().as_bytes());
@@ -172,12 +172,12 @@ fn count(tx: &Connection, key: String, threshold: u32, row: Option<Failures>, no
     };
     let written_lock = (failures >= threshold).then(|| {
         let doublings = (failures - threshold).min(10);
-        crate::time::format(now + (FIRST_LOCK * 2i32.pow(doublings)).min(LONGEST_LOCK))
+        domain::time::format(now + (FIRST_LOCK * 2i32.pow(doublings)).min(LONGEST_LOCK))
     });
     tx.execute(
         "INSERT INTO sign_in_failures (scope, failures, locked_until, last_failure_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (scope) DO UPDATE SET failures = ?2, locked_until = ?3, last_failure_at = ?4",
-        params![key, failures, written_lock, crate::time::format(now)],
+        params![key, failures, written_lock, domain::time::format(now)],
     )?;
     Ok(Counted {
         key,
@@ -210,13 +210,13 @@ pub fn succeeded(tx: &Connection, scope: Scope<'_>) -> Result<(), RepoError> {
 /// Forgets up to `limit` scopes whose failures are past [`MEMORY`] and no longer locked; how
 /// many it forgot. Without it the failures of every e-mail ever tried would stay.
 pub fn forget_expired(tx: &Connection, now: DateTime<Utc>, limit: u32) -> Result<usize, RepoError> {
-    let now_text = crate::time::format(now);
+    let now_text = domain::time::format(now);
     Ok(tx
         .prepare_cached(
             "DELETE FROM sign_in_failures WHERE rowid IN (SELECT rowid FROM sign_in_failures
                 WHERE last_failure_at < ?1 AND (locked_until IS NULL OR locked_until < ?2) LIMIT ?3)",
         )?
-        .execute(params![crate::time::format(now - MEMORY), now_text, limit])?)
+        .execute(params![domain::time::format(now - MEMORY), now_text, limit])?)
 }
 
 #[cfg(test)]
@@ -226,7 +226,7 @@ mod tests {
 
     /// `now` as stored: milliseconds.
     fn stored_now() -> DateTime<Utc> {
-        crate::time::parse(&crate::time::format(Utc::now())).unwrap()
+        domain::time::parse(&domain::time::format(Utc::now())).unwrap()
     }
 
     fn admitted(c: &Connection, scopes: &[Scope<'_>], now: DateTime<Utc>) -> Admitted {
@@ -337,7 +337,7 @@ mod tests {
         let conn = memory();
         let co = company(&conn);
         let member = Email::parse("member@example.fr").unwrap();
-        crate::store::members::invite(&conn, &co, &member, crate::team::Role::Viewer, Utc::now()).unwrap();
+        crate::store::members::invite(&conn, &co, &member, domain::team::Role::Viewer, Utc::now()).unwrap();
         let now = stored_now();
         admitted(&conn, &[Scope::Account(&member)], now);
         for i in 0..300 {

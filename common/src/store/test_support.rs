@@ -3,8 +3,8 @@
 
 use super::batches::NewItem;
 use super::Store;
-use crate::domain::DocumentCategory;
-use crate::ids::BatchItemId;
+use domain::ids::BatchItemId;
+use domain::vocabulary::DocumentCategory;
 use std::ops::Deref;
 use std::path::PathBuf;
 
@@ -16,7 +16,7 @@ pub struct TempStore {
 
 impl TempStore {
     pub fn new(label: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("sceau-{label}-{}", crate::ids::random_hex(8)));
+        let dir = std::env::temp_dir().join(format!("sceau-{label}-{}", domain::ids::random_hex(8)));
         let store = Store::open(&dir.join("db.sqlite")).expect("open a test store");
         Self { store, dir }
     }
@@ -67,26 +67,26 @@ pub fn identity_item(blob: &str) -> NewItem {
 /// recorder makes them.
 pub fn consultation_with_image(
     tx: &rusqlite::Connection,
-    company: &crate::ids::CompanyId,
+    company: &domain::ids::CompanyId,
     blob: &str,
     at: chrono::DateTime<chrono::Utc>,
-) -> Result<crate::ids::ConsultationId, super::RepoError> {
-    consultation_of(tx, company, crate::ids::ConsultationId::generate(at), None, blob, at)
+) -> Result<domain::ids::ConsultationId, super::RepoError> {
+    consultation_of(tx, company, domain::ids::ConsultationId::generate(at), None, blob, at)
 }
 
 /// [`consultation_with_image`] under a chosen id, for the batch document `item` when given.
 pub fn consultation_of(
     tx: &rusqlite::Connection,
-    company: &crate::ids::CompanyId,
-    id: crate::ids::ConsultationId,
+    company: &domain::ids::CompanyId,
+    id: domain::ids::ConsultationId,
     item: Option<&BatchItemId>,
     blob: &str,
     at: chrono::DateTime<chrono::Utc>,
-) -> Result<crate::ids::ConsultationId, super::RepoError> {
+) -> Result<domain::ids::ConsultationId, super::RepoError> {
     use super::{consultations, workflows};
-    let report = crate::analysis::AnalysisReport {
-        verdict: crate::domain::Verdict::AnalyseImpossible,
-        document_type: crate::domain::DocumentType::Inconnu,
+    let report = domain::analysis::AnalysisReport {
+        verdict: domain::vocabulary::Verdict::AnalyseImpossible,
+        document_type: domain::vocabulary::DocumentType::Inconnu,
         document_country: None,
         anomalies: vec![],
         two_d_doc: None,
@@ -114,7 +114,7 @@ pub fn consultation_of(
         },
     )?;
     let image = consultations::ImageFile {
-        side: crate::domain::ImageSide::Recto,
+        side: domain::vocabulary::ImageSide::Recto,
         blob: blob.to_owned(),
         kind: crate::document::FileKind::Png,
     };
@@ -125,8 +125,8 @@ pub fn consultation_of(
 /// Puts a batch in `status` directly, for tests of what happens to a batch in that state.
 pub fn set_batch_status(
     tx: &rusqlite::Connection,
-    id: &crate::ids::BatchId,
-    status: crate::domain::BatchStatus,
+    id: &domain::ids::BatchId,
+    status: domain::vocabulary::BatchStatus,
 ) -> Result<(), super::RepoError> {
     tx.execute("UPDATE batches SET status = ?2 WHERE id = ?1", [id.as_str(), status.as_str()])?;
     Ok(())
@@ -165,9 +165,9 @@ pub fn memory() -> rusqlite::Connection {
 }
 
 /// A company with the group licence, in `c`.
-pub fn company(c: &rusqlite::Connection) -> crate::ids::CompanyId {
+pub fn company(c: &rusqlite::Connection) -> domain::ids::CompanyId {
     let keys = crate::crypto::envelope::MasterKeys::ephemeral();
-    super::companies::create(c, "Acme", crate::domain::Licence::Group, &keys, chrono::Utc::now())
+    super::companies::create(c, "Acme", domain::vocabulary::Licence::Group, &keys, chrono::Utc::now())
         .expect("create a company")
         .company
         .id

@@ -2,8 +2,8 @@
 //! count reads a partial index of only what counts (`items_succeeded_by_day`, `journeys_by_day`).
 
 use super::error::RepoError;
-use crate::ids::CompanyId;
 use chrono::{Datelike, NaiveDate};
+use domain::ids::CompanyId;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 

@@ -3,15 +3,15 @@
 
 use super::error::{stored, stored_time, RepoError};
 use crate::document::FileKind;
-use crate::domain::{Decision, DocumentCategory, JourneySide, Mode, ReviewStatus, Verdict, VerificationStatus};
-use crate::ids::{CompanyId, VerificationId, WorkflowId};
 use crate::messages::{Job, JobSource, JobV1};
-use crate::model::VerificationSession;
 use crate::telemetry::RequestId;
-use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use ::domain::branding::{DisplayName, JourneySettings};
 use ::domain::return_url::ReturnUrl;
 use chrono::{DateTime, Duration, Utc};
+use domain::ids::{CompanyId, VerificationId, WorkflowId};
+use domain::model::VerificationSession;
+use domain::vocabulary::{Decision, DocumentCategory, JourneySide, Mode, ReviewStatus, Verdict, VerificationStatus};
+use domain::webhook::{ConsultationOutcome, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 pub fn token_hash(token: &str) -> Vec<u8> {
@@ -48,7 +48,7 @@ fn raw(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
 /// The stored status, or `expired` for a session still open past `expires_at`: the one expiry
 /// rule of the owner's view and of the journey.
 fn current_status(stored_status: &str, expires_at: &str, now: DateTime<Utc>) -> Result<VerificationStatus, RepoError> {
-    Ok(crate::journey::current_status(
+    Ok(domain::journey::current_status(
         stored(stored_status)?,
         stored_time(expires_at)?,
         now,
@@ -89,7 +89,7 @@ pub fn create(tx: &Connection, id: &VerificationId, n: NewSession<'_>, now: Date
     let expires = now + Duration::minutes(n.expires_in_minutes);
     tx.execute(
         "INSERT INTO verifications (id, company_id, workflow_id, external_ref, token_hash, token_sealed, status, expires_at, created_at, return_url) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'created', ?7, ?8, ?9)",
-        params![id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, token_hash(n.token), n.token_sealed, crate::time::format(expires), crate::time::format(now), n.return_url.map(ReturnUrl::as_str)],
+        params![id.as_str(), n.company.as_str(), n.workflow_id.as_str(), n.external_ref, token_hash(n.token), n.token_sealed, domain::time::format(expires), domain::time::format(now), n.return_url.map(ReturnUrl::as_str)],
     )?;
     let row = tx.query_row(&format!("SELECT {COLUMNS} FROM verifications WHERE id = ?1"), [id.as_str()], raw)?;
     build(row, Some(n.url), now)
@@ -164,7 +164,7 @@ impl JourneyCompany {
 impl Journey {
     /// Whether files may still be uploaded and the journey submitted.
     pub fn is_open(&self) -> bool {
-        crate::journey::is_open(self.status)
+        domain::journey::is_open(self.status)
     }
 }
 
@@ -280,12 +280,12 @@ pub fn open_journey(tx: &Connection, token: &str, now: DateTime<Utc>) -> Result<
     if journey.status == VerificationStatus::Created {
         tx.execute(
             "UPDATE verifications SET status = 'started', started_at = ?2 WHERE id = ?1 AND status = 'created'",
-            params![journey.id.as_str(), crate::time::format(now)],
+            params![journey.id.as_str(), domain::time::format(now)],
         )?;
         journey.status = VerificationStatus::Started;
     }
     if journey.csrf_token.is_none() {
-        let csrf = crate::ids::random_base62(32);
+        let csrf = domain::ids::random_base62(32);
         tx.execute(
             "UPDATE verifications SET csrf_token = ?2 WHERE id = ?1 AND csrf_token IS NULL",
             params![journey.id.as_str(), csrf],
@@ -338,11 +338,11 @@ pub fn record_upload(
         .optional()?;
     tx.execute(
         "INSERT OR REPLACE INTO verification_uploads (verification_id, side, blob, kind, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id.as_str(), upload.side.as_str(), upload.blob, upload.kind.as_str(), upload.bytes, crate::time::format(now)],
+        params![id.as_str(), upload.side.as_str(), upload.blob, upload.kind.as_str(), upload.bytes, domain::time::format(now)],
     )?;
     tx.execute(
         "UPDATE verifications SET status = 'started', started_at = coalesce(started_at, ?2) WHERE id = ?1 AND status = 'created'",
-        params![id.as_str(), crate::time::format(now)],
+        params![id.as_str(), domain::time::format(now)],
     )?;
     Ok(previous)
 }
@@ -381,7 +381,7 @@ pub fn submit(
     }
     let changed = tx.execute(
         "UPDATE verifications SET status = 'submitted', submitted_at = ?2, biometric_consent = ?3 WHERE id = ?1 AND status IN ('created', 'started')",
-        params![id.as_str(), crate::time::format(now), biometric_consent],
+        params![id.as_str(), domain::time::format(now), biometric_consent],
     )?;
     if changed != 1 {
         return Err(RepoError::InvalidState("this verification link has already been used".into()));
@@ -413,12 +413,12 @@ pub fn submit(
 pub fn record_result(
     tx: &Connection,
     id: &VerificationId,
-    consultation_id: &crate::ids::ConsultationId,
-    report: &crate::analysis::AnalysisReport,
+    consultation_id: &domain::ids::ConsultationId,
+    report: &domain::analysis::AnalysisReport,
     analyzed_at: DateTime<Utc>,
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
-) -> Result<Option<crate::model::Consultation>, RepoError> {
+) -> Result<Option<domain::model::Consultation>, RepoError> {
     let result = JourneyResult { report, decision: None };
     record(tx, id, consultation_id, result, analyzed_at, request_id, now)
 }
@@ -426,7 +426,7 @@ pub fn record_result(
 /// A journey's result to record: the report, and the decision when it is not the workflow's to
 /// make (a simulated one).
 struct JourneyResult<'a> {
-    report: &'a crate::analysis::AnalysisReport,
+    report: &'a domain::analysis::AnalysisReport,
     decision: Option<Decision>,
 }
 
@@ -441,21 +441,21 @@ pub fn simulate(
     decision: Option<Decision>,
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
-) -> Result<crate::model::Consultation, RepoError> {
+) -> Result<domain::model::Consultation, RepoError> {
     if super::companies::get(tx, account)?.mode != Mode::Test {
         return Err(RepoError::NotFound);
     }
     let (session, _) = get(tx, account, id, now)?;
     // A submitted session's files are being analysed: its own result is on its way.
-    if !crate::journey::is_open(session.status) {
+    if !domain::journey::is_open(session.status) {
         return Err(RepoError::InvalidState(format!(
             "the session is {}: only a created or started session can be simulated",
             session.status
         )));
     }
     let category = super::workflows::get(tx, account, &session.workflow_id)?.workflow.document_category;
-    let report = crate::test_mode::report(verdict, category);
-    let consultation_id = crate::ids::ConsultationId::generate(now);
+    let report = domain::test_mode::report(verdict, category);
+    let consultation_id = domain::ids::ConsultationId::generate(now);
     let result = JourneyResult { report: &report, decision };
     record(tx, id, &consultation_id, result, now, request_id, now)?
         .ok_or_else(|| RepoError::InvalidState("the session already has its result".into()))
@@ -464,12 +464,12 @@ pub fn simulate(
 fn record(
     tx: &Connection,
     id: &VerificationId,
-    consultation_id: &crate::ids::ConsultationId,
+    consultation_id: &domain::ids::ConsultationId,
     result: JourneyResult<'_>,
     analyzed_at: DateTime<Utc>,
     request_id: Option<&RequestId>,
     now: DateTime<Utc>,
-) -> Result<Option<crate::model::Consultation>, RepoError> {
+) -> Result<Option<domain::model::Consultation>, RepoError> {
     let report = result.report;
     let row: Option<(String, String, Option<String>, String)> = tx
         .query_row(
@@ -486,7 +486,7 @@ fn record(
     let workflow = super::workflows::get(tx, &company, &stored(&workflow_id)?)?;
     let (decision, review_status) = match result.decision {
         Some(decision) => (decision, (decision == Decision::AVerifier).then_some(ReviewStatus::Pending)),
-        None => crate::decision::decide(report, &workflow.rules),
+        None => domain::decision::decide(report, &workflow.rules),
     };
     super::consultations::insert(
         tx,
@@ -577,9 +577,9 @@ pub struct ReleasableUpload {
 /// the company's retention has passed since the upload, those of sessions that can no longer
 /// complete: expired before submission, or submitted and past the job's window without a result.
 pub fn releasable_uploads(c: &Connection, now: DateTime<Utc>, limit: u32) -> Result<Vec<ReleasableUpload>, RepoError> {
-    let now_text = crate::time::format(now);
-    let window_start = crate::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS));
-    // Timestamps are `crate::time::format` text, so the retention deadline is computed in the same
+    let now_text = domain::time::format(now);
+    let window_start = domain::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS));
+    // Timestamps are `domain::time::format` text, so the retention deadline is computed in the same
     // format and compared as text; filtering in SQL keeps `limit` from starving due rows.
     let mut stmt = c.prepare(
         "SELECT u.verification_id, u.side, u.blob FROM verification_uploads u
@@ -618,11 +618,11 @@ pub fn upload_released(tx: &Connection, verification_id: &str, side: JourneySide
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::AnalysisReport;
-    use crate::domain::{Decision, DocumentCategory, ImageSide, Licence, ReviewStatus, Verdict};
-    use crate::ids::ConsultationId;
-    use crate::model::WorkflowRules;
     use crate::store::test_support::TempStore;
+    use domain::analysis::AnalysisReport;
+    use domain::ids::ConsultationId;
+    use domain::model::WorkflowRules;
+    use domain::vocabulary::{Decision, DocumentCategory, ImageSide, Licence, ReviewStatus, Verdict};
 
     #[tokio::test]
     async fn a_journey_opens_takes_files_and_submits_once_into_one_realtime_job() {
@@ -734,7 +734,7 @@ mod tests {
                 create(tx, &id, new, now)?;
                 let report = AnalysisReport {
                     verdict: Verdict::Conforme,
-                    document_type: crate::domain::DocumentType::Passeport,
+                    document_type: domain::vocabulary::DocumentType::Passeport,
                     document_country: Some("FRA".into()),
                     anomalies: vec![],
                     two_d_doc: None,
@@ -817,7 +817,7 @@ mod tests {
     fn report() -> AnalysisReport {
         AnalysisReport {
             verdict: Verdict::Conforme,
-            document_type: crate::domain::DocumentType::Passeport,
+            document_type: domain::vocabulary::DocumentType::Passeport,
             document_country: Some("FRA".into()),
             anomalies: vec![],
             two_d_doc: None,
@@ -876,7 +876,7 @@ mod tests {
                 record_upload(tx, &expired, &upload("front", "expired-front"), now)?;
                 tx.execute(
                     "UPDATE verifications SET expires_at = ?2 WHERE id = ?1",
-                    params![expired.as_str(), crate::time::format(now - Duration::minutes(1))],
+                    params![expired.as_str(), domain::time::format(now - Duration::minutes(1))],
                 )?;
                 let waiting = session(tx, &company, &wf, "t3", now)?;
                 record_upload(tx, &waiting, &upload("front", "waiting-front"), now)?;
@@ -897,7 +897,7 @@ mod tests {
                     "UPDATE verifications SET submitted_at = ?2 WHERE id = ?1",
                     params![
                         waiting.as_str(),
-                        crate::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS + 1))
+                        domain::time::format(now - Duration::hours(JOURNEY_JOB_WINDOW_HOURS + 1))
                     ],
                 )?;
                 let window_over = blobs(releasable_uploads(tx, now, 100)?);

@@ -3,13 +3,13 @@
 
 use super::error::{stored, stored_time, RepoError};
 use super::events;
-use crate::domain::{Decision, DocumentCategory, Mode, Verdict};
-use crate::ids::{CompanyId, ConsultationId, EventId, WorkflowId};
-use crate::model::{Workflow, WorkflowDetail, WorkflowRules};
 use crate::telemetry::RequestId;
-use crate::webhook::{ConsultationOutcome, WebhookEvent};
 use ::domain::branding::DisplayName;
 use chrono::{DateTime, Utc};
+use domain::ids::{CompanyId, ConsultationId, EventId, WorkflowId};
+use domain::model::{Workflow, WorkflowDetail, WorkflowRules};
+use domain::vocabulary::{Decision, DocumentCategory, Mode, Verdict};
+use domain::webhook::{ConsultationOutcome, WebhookEvent};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 const COLUMNS: &str = "id, name, category, created_at, company_id, webhook_url, rules, default_batch, test_webhook_url";
@@ -79,7 +79,7 @@ pub fn create(
     let id = WorkflowId::generate(now);
     tx.execute(
         "INSERT INTO workflows (id, company_id, name, category, webhook_url, rules, default_batch, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![id.as_str(), company.as_str(), name, category.as_str(), webhook_url, serde_json::to_string(rules)?, default_batch, crate::time::format(now)],
+        params![id.as_str(), company.as_str(), name, category.as_str(), webhook_url, serde_json::to_string(rules)?, default_batch, domain::time::format(now)],
     )?;
     get(tx, company, &id)
 }
@@ -272,7 +272,7 @@ mod tests {
     use super::*;
     use crate::messages::{DeliveryAttempt, DeliveryOutcome};
     use crate::store::test_support::{company, memory};
-    use crate::webhook::{DeliveryStatus, EventType};
+    use domain::webhook::{DeliveryStatus, EventType};
 
     fn rules(json: &str) -> WorkflowRules {
         serde_json::from_str(json).expect("rules")

@@ -9,11 +9,11 @@ use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use common::ids::{BatchId, CompanyId};
-use common::model::Batch;
 use common::store::audit::AuditEntry;
 use common::store::{batches, RepoError};
 use common::telemetry::RequestId;
+use domain::ids::{BatchId, CompanyId};
+use domain::model::Batch;
 use serde::{Deserialize, Serialize};
 
 /// The body of `POST /api/v1/batches`.

@@ -8,9 +8,9 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use common::document::FileKind;
-use common::domain::Mode;
-use common::ids::{CompanyId, ConsultationId};
 use common::store::RepoError;
+use domain::ids::{CompanyId, ConsultationId};
+use domain::vocabulary::Mode;
 
 crate::openapi::errors::errors!(DownloadErrors: Images + NotFound);
 

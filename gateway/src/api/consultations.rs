@@ -7,10 +7,10 @@ use crate::input::Query;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use common::domain::{Decision, Verdict};
-use common::ids::{ConsultationId, WorkflowId};
-use common::model::Consultation;
 use common::store::consultations::{self, Cursor, Filter};
+use domain::ids::{ConsultationId, WorkflowId};
+use domain::model::Consultation;
+use domain::vocabulary::{Decision, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// The filters and page of `GET /api/v1/consultations`, read as text and checked one by one, so
@@ -91,7 +91,7 @@ fn filter(q: ListQuery) -> Result<(Filter, Option<Cursor>, u32), ApiError> {
     let created_after = q
         .created_after
         .map(|t| {
-            common::time::parse(&t).ok_or_else(|| ApiError::invalid_request("createdAfter", "createdAfter must be an RFC 3339 date-time."))
+            domain::time::parse(&t).ok_or_else(|| ApiError::invalid_request("createdAfter", "createdAfter must be an RFC 3339 date-time."))
         })
         .transpose()?;
     let external_ref = crate::input::external_ref("externalRef", q.external_ref)?;

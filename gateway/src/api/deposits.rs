@@ -13,11 +13,11 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use common::document::{self, DocumentError, FileKind};
-use common::domain::DocumentCategory;
-use common::domain::ErrorCode;
-use common::ids::{BatchId, BatchItemId, CompanyId};
-use common::postal::{commune_for, PostalCode};
 use common::store::batches::{self, NewItem};
+use domain::ids::{BatchId, BatchItemId, CompanyId};
+use domain::postal::{commune_for, PostalCode};
+use domain::vocabulary::DocumentCategory;
+use domain::vocabulary::ErrorCode;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -293,7 +293,7 @@ struct ItemFacts {
 
 /// A deposit on its way to the store: its place, its files' names and what it says.
 struct Deposit {
-    company: common::ids::CompanyId,
+    company: domain::ids::CompanyId,
     batch: BatchId,
     category: DocumentCategory,
     names: FileNames,

@@ -6,7 +6,7 @@
 use axum::body::Body;
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use common::ids::ConsultationId;
+use domain::ids::ConsultationId;
 
 /// `<consultation>-<what>.<extension>`, every character outside `[A-Za-z0-9_-]` replaced by `_`
 /// (the dot before the extension excepted): plain ASCII, so it needs no quoting rules beyond the

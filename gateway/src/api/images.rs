@@ -9,13 +9,13 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use common::blobs::BlobError;
 use common::document::FileKind;
-use common::domain::ErrorCode;
-use common::domain::ImageSide;
-use common::ids::{CompanyId, ConsultationId};
 use common::store::audit;
 use common::store::consultations::{self, ImageRef};
 use common::store::RepoError;
-use common::team::AuditAction;
+use domain::ids::{CompanyId, ConsultationId};
+use domain::team::AuditAction;
+use domain::vocabulary::ErrorCode;
+use domain::vocabulary::ImageSide;
 
 crate::openapi::errors::errors!(DownloadErrors: Images + InvalidRequest + NotFound + ImagePurged + ServiceUnavailable);
 

@@ -9,11 +9,11 @@ use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use common::domain::{Decision, ErrorCode, Mode, Verdict, VerificationStatus};
-use common::ids::{VerificationId, WorkflowId};
-use common::model::VerificationSession;
 use common::store::verifications;
+use domain::ids::{VerificationId, WorkflowId};
+use domain::model::VerificationSession;
 use domain::return_url::ReturnUrl;
+use domain::vocabulary::{Decision, ErrorCode, Mode, Verdict, VerificationStatus};
 use serde::Deserialize;
 
 /// The body of `POST /api/v1/verifications`. Fields are read loosely, then checked one by one,
@@ -100,7 +100,7 @@ pub async fn create(
             "expiresInMinutes must be between 5 and 10080.",
         ));
     }
-    let token = common::ids::random_base62(43);
+    let token = domain::ids::random_base62(43);
     let now = chrono::Utc::now();
     let id = VerificationId::generate(now);
     let sealed = state.keys.seal(&verifications::token_context(&id), token.as_bytes());
@@ -247,11 +247,11 @@ mod tests {
 
     fn caller(read_only: bool) -> Caller {
         Caller {
-            company_id: common::ids::CompanyId::generate(chrono::Utc::now()),
+            company_id: domain::ids::CompanyId::generate(chrono::Utc::now()),
             key_prefix: "sk_live_abcdefgh".into(),
             read_only,
-            mode: common::domain::Mode::Live,
-            scopes: common::key_scopes::KeyScopes::all(),
+            mode: domain::vocabulary::Mode::Live,
+            scopes: domain::key_scopes::KeyScopes::all(),
         }
     }
 

@@ -5,7 +5,7 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
-use common::model::Workflow;
+use domain::model::Workflow;
 use serde::Serialize;
 
 /// The company's workflows.

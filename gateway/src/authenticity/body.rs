@@ -129,16 +129,16 @@ fn definitions<'a>(rows: impl Iterator<Item = (&'a str, &'a str)>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::analysis::{Check, CheckOutcome};
-    use common::domain::{Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
+    use domain::analysis::{Check, CheckOutcome};
+    use domain::vocabulary::{Decision, DocumentCategory, ReviewStatus, Severity, Verdict};
 
     fn facts() -> Facts {
         Facts {
             consultation: "CSL-20260101-0123456789ab".into(),
-            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
-            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
+            analyzed_at: domain::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: domain::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
             category: DocumentCategory::Identite,
-            document_type: common::domain::DocumentType::Passeport,
+            document_type: domain::vocabulary::DocumentType::Passeport,
             document_country: Some("<script>".into()),
             verdict: Verdict::Suspect,
             decision: Some(Decision::AVerifier),
@@ -151,7 +151,7 @@ mod tests {
             two_d_doc: None,
             anomalies: vec![crate::certificate::facts::AnomalyFact {
                 severity: Severity::Warning,
-                code: common::domain::AnomalyCode::LowResolution,
+                code: domain::vocabulary::AnomalyCode::LowResolution,
             }],
         }
     }

@@ -6,12 +6,12 @@
 
 use crate::i18n::{labels, Lang};
 use chrono::{DateTime, Utc};
-use common::analysis::{Check, CheckOutcome};
-use common::domain::{
+use domain::analysis::{Check, CheckOutcome};
+use domain::face_match::FaceMatch;
+use domain::model::Consultation;
+use domain::vocabulary::{
     AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, TwoDDoc, Verdict,
 };
-use common::model::Consultation;
-use domain::face_match::FaceMatch;
 use serde::Serialize;
 use std::fmt;
 
@@ -28,9 +28,9 @@ const FINGERPRINT_BYTES: usize = 12;
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
     pub consultation: String,
-    #[serde(with = "common::time::serde_millis")]
+    #[serde(with = "domain::time::serde_millis")]
     pub analyzed_at: DateTime<Utc>,
-    #[serde(with = "common::time::serde_millis")]
+    #[serde(with = "domain::time::serde_millis")]
     pub created_at: DateTime<Utc>,
     pub category: DocumentCategory,
     pub document_type: DocumentType,
@@ -205,15 +205,15 @@ impl Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::analysis::Check;
+    use domain::analysis::Check;
 
     fn sample() -> Facts {
         Facts {
             consultation: "CSL-20260101-0123456789ab".into(),
-            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
-            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
+            analyzed_at: domain::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: domain::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
             category: DocumentCategory::Administratif,
-            document_type: common::domain::DocumentType::AvisImposition,
+            document_type: domain::vocabulary::DocumentType::AvisImposition,
             document_country: Some("FRA".into()),
             verdict: Verdict::NonConforme,
             decision: Some(Decision::Refuse),
@@ -231,11 +231,11 @@ mod tests {
             face_match: None,
             two_d_doc: Some(SealFacts {
                 present: true,
-                signature_status: common::domain::SignatureStatus::Valid,
+                signature_status: domain::vocabulary::SignatureStatus::Valid,
                 signature_verified: true,
                 trusted: true,
                 data_matches: false,
-                read_status: common::domain::ReadStatus::Read,
+                read_status: domain::vocabulary::ReadStatus::Read,
             }),
             anomalies: vec![AnomalyFact {
                 severity: Severity::Reject,
@@ -265,10 +265,10 @@ mod tests {
         let doctored: Vec<(&str, Doctor)> = vec![
             ("consultation", |f| f.consultation = "CSL-20260101-0123456789ac".into()),
             ("analysis date", |f| {
-                f.analyzed_at = common::time::parse("2026-01-02T10:20:30.000Z").unwrap()
+                f.analyzed_at = domain::time::parse("2026-01-02T10:20:30.000Z").unwrap()
             }),
             ("record date", |f| {
-                f.created_at = common::time::parse("2026-01-02T10:20:31.000Z").unwrap()
+                f.created_at = domain::time::parse("2026-01-02T10:20:31.000Z").unwrap()
             }),
             ("category", |f| f.category = DocumentCategory::Identite),
             ("document type", |f| f.document_type = DocumentType::Facture),
@@ -290,7 +290,7 @@ mod tests {
             }),
             ("seal signature", |f| {
                 if let Some(s) = &mut f.two_d_doc {
-                    s.signature_status = common::domain::SignatureStatus::Invalid;
+                    s.signature_status = domain::vocabulary::SignatureStatus::Invalid;
                 }
             }),
             ("seal data", |f| {

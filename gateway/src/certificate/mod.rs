@@ -7,9 +7,9 @@ mod layout;
 mod qr;
 
 use crate::i18n::{labels, Lang};
-use common::analysis::CheckOutcome;
-use common::model::Consultation;
+use domain::analysis::CheckOutcome;
 use domain::face_match::FaceMatch;
+use domain::model::Consultation;
 use facts::{Facts, SealFacts};
 use layout::{Font, Pages, MARGIN, PAGE_HEIGHT, PAGE_WIDTH};
 use lopdf::{dictionary, Object};
@@ -195,7 +195,7 @@ Seules les vérifications effectivement réalisées y figurent.",
     };
     let digest = ring::digest::digest(
         &ring::digest::SHA256,
-        format!("sceau-certificate:{}:{}", c.id, common::time::format(c.analyzed_at)).as_bytes(),
+        format!("sceau-certificate:{}:{}", c.id, domain::time::format(c.analyzed_at)).as_bytes(),
     );
     let mut file_id = [0u8; 16];
     file_id.copy_from_slice(&digest.as_ref()[..16]);
@@ -206,8 +206,8 @@ Seules les vérifications effectivement réalisées y figurent.",
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::analysis::Check;
-    use common::domain::{Anomaly, AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
+    use domain::analysis::Check;
+    use domain::vocabulary::{Anomaly, AnomalyCode, Decision, DocumentCategory, ReviewStatus, Severity, TwoDDoc, Verdict};
 
     fn sample(anomalies: usize) -> Consultation {
         Consultation {
@@ -215,7 +215,7 @@ mod tests {
             external_ref: Some("Dupont".into()),
             workflow_id: "WFL-20260101-0123456789ab".parse().unwrap(),
             document_category: DocumentCategory::Administratif,
-            document_type: common::domain::DocumentType::AvisImposition,
+            document_type: domain::vocabulary::DocumentType::AvisImposition,
             document_country: Some("FRA".into()),
             verdict: Verdict::NonConforme,
             decision: Some(Decision::AVerifier),
@@ -234,13 +234,13 @@ mod tests {
                 present: true,
                 trusted: true,
                 signature_verified: true,
-                signature_status: common::domain::SignatureStatus::Valid,
+                signature_status: domain::vocabulary::SignatureStatus::Valid,
                 data_matches: false,
-                read_status: common::domain::ReadStatus::Read,
+                read_status: domain::vocabulary::ReadStatus::Read,
                 read_status_message: None,
             }),
-            analyzed_at: common::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
-            created_at: common::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
+            analyzed_at: domain::time::parse("2026-01-01T10:20:30.000Z").unwrap(),
+            created_at: domain::time::parse("2026-01-01T10:20:31.000Z").unwrap(),
         }
     }
 

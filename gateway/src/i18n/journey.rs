@@ -1,8 +1,8 @@
 //! The journey's words in French and English.
 
 use common::document::{describe_accepted, AcceptedWords};
-use common::domain::{DocumentCategory, JourneySide};
 use domain::journey::UploadWarning;
+use domain::vocabulary::{DocumentCategory, JourneySide};
 
 pub struct Strings {
     pub code: &'static str,

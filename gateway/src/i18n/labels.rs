@@ -2,8 +2,10 @@
 //! in one place: a reader compares the two documents, so they must say the same thing.
 
 use crate::i18n::Lang;
-use common::analysis::Check;
-use common::domain::{AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict};
+use domain::analysis::Check;
+use domain::vocabulary::{
+    AnomalyCode, Decision, DocumentCategory, DocumentType, ReadStatus, ReviewStatus, Severity, SignatureStatus, Verdict,
+};
 
 /// An instant as printed: `22/11/2026 à 23:41:40 UTC` in French, `2026-11-22 23:41:40 UTC` in
 /// English.

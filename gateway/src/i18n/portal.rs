@@ -2,7 +2,7 @@
 //! The labels of the API's vocabularies (verdicts, decisions…) come from `labels`.
 
 use super::Lang;
-use common::team::Role;
+use domain::team::Role;
 
 /// Declares the `Words` struct and its two instances from `name: "fr", "en"` pairs.
 macro_rules! words {

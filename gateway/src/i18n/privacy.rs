@@ -4,8 +4,8 @@
 //! Sceau knows (its name, its retention), never left blank.
 
 use super::Lang;
-use common::domain::DocumentCategory;
 use common::store::verifications::JourneyCompany;
+use domain::vocabulary::DocumentCategory;
 
 /// One line of the notice: its label and its sentence.
 pub struct Line {

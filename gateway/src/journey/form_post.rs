@@ -18,8 +18,8 @@ use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use common::domain::{ErrorCode, JourneySide};
 use common::store::verifications::{self, Journey};
+use domain::vocabulary::{ErrorCode, JourneySide};
 
 /// The largest form: three files of [`MAX_FILE_BYTES`] and the multipart framing around them.
 pub const BODY_LIMIT: usize = 3 * MAX_FILE_BYTES + 1_000_000;
@@ -251,7 +251,7 @@ async fn finish(
 fn ended(lang: Lang, token: &str, journey: &Journey) -> Response {
     let t = lang.strings();
     let (title, text) = match journey.status {
-        common::domain::VerificationStatus::Expired => (t.expired_title, t.expired_text),
+        domain::vocabulary::VerificationStatus::Expired => (t.expired_title, t.expired_text),
         _ => (t.used_title, t.used_text),
     };
     pages::ended(StatusCode::CONFLICT, lang, token, journey, title, text)

@@ -16,9 +16,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
 use common::document::accepted;
-use common::domain::{DocumentCategory, JourneySide, VerificationStatus};
 use common::store::verifications::{self, Journey};
 use common::store::RepoError;
+use domain::vocabulary::{DocumentCategory, JourneySide, VerificationStatus};
 use maud::Markup;
 use std::sync::OnceLock;
 

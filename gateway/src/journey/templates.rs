@@ -6,10 +6,10 @@ use super::assets::{CSS, JS};
 use crate::i18n::journey::Strings;
 use crate::i18n::privacy::Notice;
 use common::document::accept_attribute;
-use common::domain::{DocumentCategory, JourneySide, Mode};
-use common::journey::JourneyFile;
 use common::store::verifications::JourneyCompany;
 use domain::branding::AccentColor;
+use domain::journey::JourneyFile;
+use domain::vocabulary::{DocumentCategory, JourneySide, Mode};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 /// What a page's `<head>` carries besides the fixed CSS.

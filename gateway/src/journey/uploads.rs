@@ -26,11 +26,11 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use common::document::{self, DocumentError, FileKind};
-use common::domain::{DocumentCategory, VerificationStatus};
-use common::domain::{ErrorCode, JourneySide};
 use common::photo_quality::QualityTask;
 use common::store::verifications::{self, Journey, NewUpload};
 use domain::journey::UploadWarning;
+use domain::vocabulary::{DocumentCategory, VerificationStatus};
+use domain::vocabulary::{ErrorCode, JourneySide};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! meaning) and from the codes each handler declares beside itself with [`errors!`], so a
 //! refusal is documented where it is answered.
 
-use common::domain::ErrorCode;
+use domain::vocabulary::ErrorCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use utoipa::openapi::example::ExampleBuilder;
@@ -60,7 +60,7 @@ macro_rules! errors {
             fn responses() -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::response::Response>> {
                 $crate::openapi::errors::responses(
                     $crate::openapi::errors::Access::$access,
-                    &[$(common::domain::ErrorCode::$code),*],
+                    &[$(domain::vocabulary::ErrorCode::$code),*],
                 )
             }
         }

@@ -1,6 +1,6 @@
 //! The OpenAPI 3.1 document of the API, derived from the code: each handler's `#[utoipa::path]`
 //! (registered with its route in `routes`), the types it reads and writes (`ToSchema`), the
-//! errors it declares beside itself (`errors!`), and the webhook events of `common::webhook`.
+//! errors it declares beside itself (`errors!`), and the webhook events of `domain::webhook`.
 //! Served at `GET /api/v1/openapi.json`; its tests hold it to a snapshot and to the API's rules.
 
 pub mod errors;
@@ -43,7 +43,7 @@ their script calls. No API key: the session token in the path authorises, and ev
         (name = "Operations", description = "Probes and this document."),
         (name = "Webhooks", description = "The events Sceau posts to the client's receivers, signed as Standard Webhooks."),
     ),
-    components(schemas(crate::error::ErrorBody, common::webhook::EventBody, common::domain::ImageSide)),
+    components(schemas(crate::error::ErrorBody, domain::webhook::EventBody, domain::vocabulary::ImageSide)),
 )]
 pub struct ApiDoc;
 
@@ -141,7 +141,7 @@ fn deposit_back_only_for_identity(api: &mut OpenApi) {
     else {
         return;
     };
-    let administrative = common::domain::DocumentCategory::Administratif.as_str();
+    let administrative = domain::vocabulary::DocumentCategory::Administratif.as_str();
     let rule = deposit.extensions.get_or_insert_with(Default::default);
     rule.insert(
         "if".to_owned(),
@@ -161,7 +161,7 @@ fn anomaly_codes_described(api: &mut OpenApi) {
     else {
         return;
     };
-    let table: String = common::domain::AnomalyCode::ALL
+    let table: String = domain::vocabulary::AnomalyCode::ALL
         .iter()
         .map(|code| format!("\n- `{}` ({}): {}", code.as_str(), code.severity().as_str(), code.meaning()))
         .collect();
@@ -282,9 +282,9 @@ fn event_body_as_union(components: &mut utoipa::openapi::Components, events: &[S
 }
 
 /// The event a variant of `WebhookEvent` is for: the one its `event` property names.
-fn event_of(variant: &RefOr<utoipa::openapi::schema::Schema>) -> Option<common::webhook::EventType> {
+fn event_of(variant: &RefOr<utoipa::openapi::schema::Schema>) -> Option<domain::webhook::EventType> {
     let text = serde_json::to_string(variant).ok()?;
-    let mut events = common::webhook::EventType::ALL
+    let mut events = domain::webhook::EventType::ALL
         .iter()
         .filter(|event| text.contains(&format!("\"enum\":[\"{}\"]", event.as_str())));
     let event = events.next()?;

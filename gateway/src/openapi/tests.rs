@@ -2,7 +2,7 @@
 //! contract, the errors each answers, schemas that describe what the models really serialise.
 
 use super::*;
-use common::domain::ErrorCode;
+use domain::vocabulary::ErrorCode;
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -267,9 +267,9 @@ fn error_responses_follow_the_rules() {
 /// always there required, every required one there.
 #[test]
 fn schemas_match_the_serialised_models() {
-    use common::domain::*;
-    use common::ids::*;
-    use common::model::*;
+    use domain::ids::*;
+    use domain::model::*;
+    use domain::vocabulary::*;
 
     let doc = doc();
     let check = |name: &str, value: Value, optional: &[&str]| {
@@ -432,7 +432,7 @@ fn enums_list_every_wire_value() {
     assert_eq!(schemas["ErrorCode"]["enum"], json!(codes));
     assert_eq!(
         schemas["AnomalyCode"]["enum"].as_array().map(Vec::len),
-        Some(common::domain::AnomalyCode::ALL.len())
+        Some(domain::vocabulary::AnomalyCode::ALL.len())
     );
 }
 
@@ -453,7 +453,7 @@ fn rules_added_after_derivation() {
 /// Each id's published pattern accepts the ids the service generates and refuses a malformed one.
 #[test]
 fn id_patterns_accept_generated_ids() {
-    use common::ids::*;
+    use domain::ids::*;
     let doc = doc();
     let now = chrono::Utc::now();
     let generated = [
@@ -518,7 +518,7 @@ fn journey_session_endpoints() {
 /// Webhooks.
 #[test]
 fn webhooks_describe_the_four_events() {
-    use common::webhook::EventType;
+    use domain::webhook::EventType;
     let doc = doc();
     let names: BTreeSet<&str> = doc["webhooks"].as_object().expect("webhooks").keys().map(String::as_str).collect();
     assert_eq!(names, EventType::ALL.iter().map(|e| e.as_str()).collect());
@@ -569,10 +569,10 @@ async fn the_served_document_is_the_derived_one() {
 /// body of one event does not pass for another.
 #[test]
 fn webhook_payloads_validate_against_their_schemas() {
-    use common::domain::{Decision, ReviewStatus, Verdict};
-    use common::ids::{BatchId, ConsultationId, EventId, WorkflowId};
-    use common::model::Counts;
-    use common::webhook::{ConsultationOutcome, EventBody, Review, WebhookEvent};
+    use domain::ids::{BatchId, ConsultationId, EventId, WorkflowId};
+    use domain::model::Counts;
+    use domain::vocabulary::{Decision, ReviewStatus, Verdict};
+    use domain::webhook::{ConsultationOutcome, EventBody, Review, WebhookEvent};
 
     let doc = doc();
     let now = chrono::Utc::now();
@@ -619,7 +619,7 @@ fn webhook_payloads_validate_against_their_schemas() {
         let mut forged = body.clone();
         forged["eventId"] = json!("evt_short");
         assert!(!validator(name).is_valid(&forged), "{name}: the eventId's pattern is enforced");
-        for other in common::webhook::EventType::ALL.iter().filter(|e| e.as_str() != name) {
+        for other in domain::webhook::EventType::ALL.iter().filter(|e| e.as_str() != name) {
             assert!(!validator(other.as_str()).is_valid(&body), "{name} passes for {other}");
         }
     }

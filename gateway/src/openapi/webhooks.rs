@@ -1,8 +1,8 @@
 //! The OpenAPI 3.1 `webhooks` of the document: one entry per event Sceau sends, its body the
-//! typed [`EventBody`](common::webhook::EventBody) narrowed to that event, with the Standard
+//! typed [`EventBody`](domain::webhook::EventBody) narrowed to that event, with the Standard
 //! Webhooks headers that sign it (`API.md`, Webhooks).
 
-use common::webhook::EventType;
+use domain::webhook::EventType;
 use serde_json::{json, Map, Value};
 
 /// What each event tells its receiver, and where it goes.

@@ -19,10 +19,10 @@ use base64::Engine;
 use common::crypto::password::Password;
 use common::crypto::recovery_codes::{self, RecoveryKeys};
 use common::crypto::totp;
-use common::ids::PortalSessionId;
 use common::membership::{self, EnrolmentRefused};
 use common::store::{audit, members, portal_sessions, sign_in_throttle, RepoError};
-use common::team::AuditAction;
+use domain::ids::PortalSessionId;
+use domain::team::AuditAction;
 use maud::{html, PreEscaped};
 use serde::Deserialize;
 

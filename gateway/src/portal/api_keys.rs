@@ -15,11 +15,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use common::crypto::api_key::PREFIX_LEN;
-use common::domain::{Licence, Mode};
-use common::key_scopes::{KeyScopes, Scope};
 use common::store::api_keys::{self, KeySpec};
 use common::store::{audit, companies, RepoError};
-use common::team::{AuditAction, Permission};
+use domain::key_scopes::{KeyScopes, Scope};
+use domain::team::{AuditAction, Permission};
+use domain::vocabulary::{Licence, Mode};
 use maud::html;
 use serde::Deserialize;
 

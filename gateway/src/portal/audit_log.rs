@@ -9,7 +9,7 @@ use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use common::store::audit::{self, AuditEntry, Filter};
-use common::team::{AuditAction, Permission};
+use domain::team::{AuditAction, Permission};
 use maud::html;
 use serde::Deserialize;
 
@@ -132,7 +132,7 @@ pub async fn export(State(state): State<AppState>, signed: Signed, Query(params)
     let mut csv = super::csv::Writer::new(&["at", "actor", "action", "target", "ip"]);
     for (_, e) in &list {
         csv.row(&[
-            &common::time::format(e.at),
+            &domain::time::format(e.at),
             &e.actor,
             e.action.as_str(),
             &e.target,

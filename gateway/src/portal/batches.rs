@@ -13,12 +13,12 @@ use crate::request_id::CurrentRequest;
 use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
-use common::batch::can_cancel;
-use common::domain::{BatchStatus, ItemError, ItemStatus};
-use common::ids::BatchId;
-use common::model::Counts;
 use common::store::{batches, RepoError};
-use common::team::{AuditAction, Permission};
+use domain::batch::can_cancel;
+use domain::ids::BatchId;
+use domain::model::Counts;
+use domain::team::{AuditAction, Permission};
+use domain::vocabulary::{BatchStatus, ItemError, ItemStatus};
 use maud::{html, Markup};
 use serde::Deserialize;
 

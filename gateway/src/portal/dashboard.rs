@@ -9,9 +9,9 @@ use crate::i18n::labels;
 use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
-use common::domain::Verdict;
 use common::store::dashboard;
-use common::team::Permission;
+use domain::team::Permission;
+use domain::vocabulary::Verdict;
 use maud::html;
 use serde::Deserialize;
 

@@ -4,9 +4,9 @@
 //! the audit log), with no decoding on the server: an SVG whose `viewBox` frames the recorded box,
 //! which the page's Content-Security-Policy allows where an inline style would not be.
 
-use common::domain::ImageSide;
-use common::ids::ConsultationId;
 use domain::face_match::{FaceBox, FaceComparison, FaceMatch, MATCH_THRESHOLD, MISMATCH_THRESHOLD};
+use domain::ids::ConsultationId;
+use domain::vocabulary::ImageSide;
 use maud::{html, Markup};
 
 use crate::i18n::Lang;

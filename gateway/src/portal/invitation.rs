@@ -17,7 +17,7 @@ use common::crypto::password::{Password, PasswordError};
 use common::crypto::session_token::Token;
 use common::store::members::Member;
 use common::store::{audit, invitations, RepoError};
-use common::team::AuditAction;
+use domain::team::AuditAction;
 use maud::html;
 use serde::Deserialize;
 

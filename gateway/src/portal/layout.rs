@@ -7,7 +7,7 @@ use crate::i18n::portal::Words;
 use crate::i18n::Lang;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use common::team::{Permission, Role};
+use domain::team::{Permission, Role};
 use maud::{html, Markup, DOCTYPE};
 
 /// No script, styles from our own file, images from our own routes (and inline QR codes),

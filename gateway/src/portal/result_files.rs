@@ -14,9 +14,9 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use common::document::FileKind;
-use common::domain::ImageSide;
 use common::store::audit;
-use common::team::{AuditAction, Permission};
+use domain::team::{AuditAction, Permission};
+use domain::vocabulary::ImageSide;
 
 /// Records that the member accessed `target` (`CSL-…/side`, or the id for a certificate).
 async fn audited(state: &AppState, signed: &Signed, action: AuditAction, target: String) -> PortalResult<()> {

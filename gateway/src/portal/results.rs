@@ -10,12 +10,12 @@ use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use chrono::{DateTime, NaiveDate, Utc};
-use common::domain::{Decision, Verdict};
-use common::ids::WorkflowId;
-use common::model::{Consultation, WorkflowDetail};
 use common::store::consultations::{self, Cursor, Filter};
 use common::store::{workflows, RepoError};
-use common::team::Permission;
+use domain::ids::WorkflowId;
+use domain::model::{Consultation, WorkflowDetail};
+use domain::team::Permission;
+use domain::vocabulary::{Decision, Verdict};
 use maud::{html, Markup};
 use serde::Deserialize;
 

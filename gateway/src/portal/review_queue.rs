@@ -11,7 +11,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use common::store::consultations::{self, Cursor};
 use common::store::{workflows, RepoError};
-use common::team::Permission;
+use domain::team::Permission;
 use maud::html;
 use serde::Deserialize;
 

@@ -17,7 +17,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use common::store::{audit, companies, RepoError};
-use common::team::{AuditAction, Permission};
+use domain::team::{AuditAction, Permission};
 use maud::html;
 use serde::Deserialize;
 

@@ -25,7 +25,7 @@ use common::store::members::{self, Credentials, Member, MemberState};
 use common::store::portal_sessions::{self, Origin};
 use common::store::sign_in_throttle::{self, Admitted, Attempt, Scope};
 use common::store::{audit, RepoError};
-use common::team::{AuditAction, Email};
+use domain::team::{AuditAction, Email};
 use maud::html;
 use serde::Deserialize;
 

@@ -12,12 +12,12 @@ use crate::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use common::crypto::session_token::Token;
-use common::model::Company;
 use common::store::audit::{Acting, Actor};
 use common::store::members::Member;
 use common::store::portal_sessions::{self, PortalSession};
 use common::store::{companies, RepoError};
-use common::team::Permission;
+use domain::model::Company;
+use domain::team::Permission;
 
 /// A signed-in member, with their session and company.
 #[derive(Debug, Clone)]

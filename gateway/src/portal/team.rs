@@ -18,11 +18,11 @@ use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use common::ids::MemberId;
 use common::membership::{self, Invited};
 use common::store::members::{self, Member, MemberState};
 use common::store::{invitations, RepoError};
-use common::team::{Email, Permission, Role};
+use domain::ids::MemberId;
+use domain::team::{Email, Permission, Role};
 use maud::{html, Markup};
 use serde::Deserialize;
 

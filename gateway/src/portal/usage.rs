@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::response::Response;
 use chrono::{Datelike, NaiveDate};
 use common::store::usage::{self, Usage};
-use common::team::Permission;
+use domain::team::Permission;
 use maud::html;
 
 /// The last 12 months, this one included.

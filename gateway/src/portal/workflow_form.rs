@@ -4,9 +4,9 @@
 //! again with what was typed when something is refused.
 
 use crate::i18n::{labels, Lang};
-use common::domain::{DocumentCategory, DocumentType};
-use common::model::{RuleError, WorkflowDetail, WorkflowRules};
 use common::store::workflows::MAX_NAME_CHARS;
+use domain::model::{RuleError, WorkflowDetail, WorkflowRules};
+use domain::vocabulary::{DocumentCategory, DocumentType};
 use maud::{html, Markup};
 
 /// What the member typed, kept as text so a refused form shows it back unchanged.
@@ -132,7 +132,7 @@ pub fn fields(input: &RulesInput, lang: Lang) -> Markup {
             }
         }
         label for="wf-min-age" { (t.wf_min_age) }
-        input #wf-min-age type="number" name="minAge" min="1" max=(common::model::MAX_MIN_AGE) step="1" value=(input.min_age) aria-describedby="wf-min-age-hint";
+        input #wf-min-age type="number" name="minAge" min="1" max=(domain::model::MAX_MIN_AGE) step="1" value=(input.min_age) aria-describedby="wf-min-age-hint";
         p.hint #wf-min-age-hint { (t.wf_min_age_hint) }
         label for="wf-countries" { (t.wf_countries) }
         input #wf-countries type="text" name="acceptedCountries" value=(input.countries) aria-describedby="wf-countries-hint";

@@ -12,10 +12,10 @@ use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use common::ids::WorkflowId;
-use common::model::WorkflowDetail;
 use common::store::{audit, workflows, RepoError};
-use common::team::{AuditAction, Permission};
+use domain::ids::WorkflowId;
+use domain::model::WorkflowDetail;
+use domain::team::{AuditAction, Permission};
 use maud::{html, Markup};
 use serde::Deserialize;
 

@@ -2,13 +2,13 @@
 //! and a transaction that fails after the images were copied leaves no copy behind.
 
 use super::*;
-use common::analysis::AnalysisReport;
 use common::crypto::envelope::MasterKeys;
-use common::domain::{Licence, Verdict};
 use common::queue::sqlite::SqliteQueue;
 use common::store::test_support::{allow_inserts, refuse_inserts, TempStore};
 use common::store::{companies, consultations};
 use common::test_fixtures::files_under;
+use domain::analysis::AnalysisReport;
+use domain::vocabulary::{Licence, Verdict};
 
 struct Fixture {
     store: TempStore,
@@ -71,7 +71,7 @@ fn analysed(f: &Fixture) -> RecorderV1 {
         outcome: JobOutcome::Analysed {
             report: Box::new(AnalysisReport {
                 verdict: Verdict::AnalyseImpossible,
-                document_type: common::domain::DocumentType::Inconnu,
+                document_type: domain::vocabulary::DocumentType::Inconnu,
                 document_country: None,
                 anomalies: Vec::new(),
                 two_d_doc: None,
@@ -109,7 +109,7 @@ async fn a_result_delivered_twice_is_recorded_once() {
     let (company, id) = (f.company.clone(), first.unwrap());
     let image = f
         .store
-        .read(move |c| consultations::image(c, &company, &id, common::domain::ImageSide::Recto))
+        .read(move |c| consultations::image(c, &company, &id, domain::vocabulary::ImageSide::Recto))
         .await
         .unwrap();
     assert!(matches!(image, Some(consultations::ImageRef::Stored { .. })));

@@ -6,12 +6,12 @@ mod export;
 
 use super::{id_arg, Ctx};
 use crate::output;
-use common::domain::ImageSide;
-use common::ids::{CompanyId, ConsultationId};
 use common::store::audit::Acting;
 use common::store::consultations::{self, ImageRef};
 use common::store::reviews::{self, Decision, Settlement};
 use common::store::RepoError;
+use domain::ids::{CompanyId, ConsultationId};
+use domain::vocabulary::ImageSide;
 use export::{export, ExportError};
 use serde::Serialize;
 use serde_json::json;

@@ -2,8 +2,8 @@
 //! the item error codes of `API.md` (and whether the job loop should retry them).
 
 use async_trait::async_trait;
-use common::analysis::{AnalysisInput, AnalysisReport};
-use common::domain::ItemError;
+use domain::analysis::{AnalysisInput, AnalysisReport};
+use domain::vocabulary::ItemError;
 
 /// Analyses one document. A report is a finding, even an `analyse_impossible` one; an error means
 /// the analysis could not run on these bytes.

@@ -23,8 +23,8 @@ pub use builtin::{BuiltinEngine, EngineOptions};
 pub use engine::{Engine, EngineError};
 pub use sandboxed::SandboxedEngine;
 
-use common::analysis::AnalysisReport;
-use common::domain::{Anomaly, AnomalyCode, ItemError, Verdict};
+use domain::analysis::AnalysisReport;
+use domain::vocabulary::{Anomaly, AnomalyCode, ItemError, Verdict};
 
 /// The report of a document the engine could not analyse: `analyse_impossible`, with the
 /// catalogue's anomaly for the reason.
@@ -40,7 +40,7 @@ pub fn unanalysable(error: ItemError, detail: &str) -> AnalysisReport {
     let anomalies = vec![anomaly];
     AnalysisReport {
         verdict: Verdict::AnalyseImpossible,
-        document_type: common::domain::DocumentType::Inconnu,
+        document_type: domain::vocabulary::DocumentType::Inconnu,
         document_country: None,
         anomalies,
         two_d_doc: None,

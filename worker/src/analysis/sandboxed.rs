@@ -9,11 +9,11 @@ use super::engine::{Engine, EngineError};
 use super::twoddoc::trust_list;
 use super::{BuiltinEngine, EngineOptions};
 use async_trait::async_trait;
-use common::analysis::{AnalysisInput, AnalysisReport};
 use common::config::Config;
-use common::domain::DocumentCategory;
 use common::sandbox::protocol::{Request, Response};
 use common::sandbox::{child, Sandbox, SandboxError, Task};
+use domain::analysis::{AnalysisInput, AnalysisReport};
+use domain::vocabulary::DocumentCategory;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -214,7 +214,7 @@ mod tests {
     fn limits_are_the_documents_finding_and_an_absent_sandbox_is_retried() {
         let timed_out = over_limits(SandboxError::TimedOut(Duration::from_secs(3)));
         assert!(!timed_out.is_retryable());
-        assert_eq!(timed_out.item_error(), common::domain::ItemError::UnsupportedDocument);
+        assert_eq!(timed_out.item_error(), domain::vocabulary::ItemError::UnsupportedDocument);
         assert!(!over_limits(SandboxError::LimitExceeded("SIGABRT".into())).is_retryable());
         assert!(over_limits(SandboxError::Unavailable("gone".into())).is_retryable());
         let starved = over_limits(SandboxError::Starved(Duration::from_secs(240)));

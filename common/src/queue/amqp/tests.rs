@@ -15,7 +15,7 @@ struct Vhost {
 impl Vhost {
     fn create(label: &str) -> Vhost {
         let vhost = Vhost {
-            name: format!("sceau-test-{label}-{}", crate::ids::random_hex(6)),
+            name: format!("sceau-test-{label}-{}", domain::ids::random_hex(6)),
         };
         rabbitmqctl(&["add_vhost", &vhost.name]);
         vhost.allow_guest();

@@ -133,7 +133,7 @@ mod tests {
     }
 
     fn dir(label: &str) -> Dir {
-        let path = std::env::temp_dir().join(format!("sceau-landlock-{label}-{}", crate::ids::random_hex(6)));
+        let path = std::env::temp_dir().join(format!("sceau-landlock-{label}-{}", domain::ids::random_hex(6)));
         std::fs::create_dir_all(&path).expect("test dir");
         Dir(path)
     }

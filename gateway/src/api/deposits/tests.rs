@@ -4,9 +4,9 @@
 
 use crate::test_support::{spawn_app, TestApp};
 use base64::Engine as _;
-use common::ids::BatchId;
 use common::store::batches;
 use common::test_fixtures::files_under;
+use domain::ids::BatchId;
 use serde_json::{json, Value};
 
 /// A small PNG photo, which the identity category accepts.

@@ -11,7 +11,7 @@ use crate::state::AppState;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use common::store::consultations;
-use common::team::Permission;
+use domain::team::Permission;
 use maud::html;
 use serde::Deserialize;
 

@@ -13,10 +13,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use common::logo::{self, LogoRefusal};
 use common::store::branding::{self, Change, JourneyUpdate};
 use common::store::{audit, RepoError};
-use common::team::{AuditAction, Permission};
 use domain::branding::{
     AccentColor, DisplayName, InvalidSetting, JourneySettings, PolicyUrl, PrivacyContact, PrivacyController, PrivacyPurpose, MAX_LOGO_BYTES,
 };
+use domain::team::{AuditAction, Permission};
 use maud::{html, Markup};
 
 /// The section's path, where its form posts.

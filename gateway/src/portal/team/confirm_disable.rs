@@ -10,10 +10,10 @@ use crate::portal::signed::Signed;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Redirect, Response};
-use common::ids::MemberId;
 use common::store::api_keys;
 use common::store::members::MemberState;
-use common::team::Permission;
+use domain::ids::MemberId;
+use domain::team::Permission;
 use maud::html;
 
 /// Where the confirmation of disabling `member` is, and where its form posts.

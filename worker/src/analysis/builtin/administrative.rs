@@ -2,8 +2,8 @@
 //! the visible page makes them `conforme`; without one, an issuer confirmed in a company register
 //! and nothing suspicious makes them `sans_anomalie`.
 
-use common::analysis::Check;
-use common::domain::{Anomaly, AnomalyCode, DocumentType};
+use domain::analysis::Check;
+use domain::vocabulary::{Anomaly, AnomalyCode, DocumentType};
 
 use super::doc_kind;
 use super::file::OpenedFile;

@@ -3,7 +3,7 @@
 //! so more specific titles come first.
 
 use crate::analysis::text::normalise;
-use common::domain::DocumentType;
+use domain::vocabulary::DocumentType;
 
 /// (documentType, any of these phrases, in folded upper case).
 const RULES: &[(DocumentType, &[&str])] = &[

@@ -3,10 +3,10 @@
 //! the customer consented. The pixel work runs with the rest of the reading, in the analysis
 //! child; only the outcome and the similarity come out of it.
 
-use common::analysis::Check;
 use common::document::{decode_image_checked, sniff};
-use common::domain::{Anomaly, AnomalyCode};
+use domain::analysis::Check;
 use domain::face_match::{carries_portrait, similarity_detail, FaceBox, FaceComparison, FaceMatch, NotCheckedReason};
+use domain::vocabulary::{Anomaly, AnomalyCode};
 use image::{DynamicImage, RgbImage};
 
 use super::file::OpenedFile;

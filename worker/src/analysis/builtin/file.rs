@@ -4,7 +4,7 @@
 //! holds as its page).
 
 use common::document::{decode_image_checked, page_count, sniff, DocumentError, FileKind};
-use common::domain::DocumentCategory;
+use domain::vocabulary::DocumentCategory;
 use image::DynamicImage;
 
 use super::page::{self, PdfPage};

@@ -1,9 +1,9 @@
 //! What the checks of one document add up to before the verdict: the anomalies, what positively
 //! established the document, and the descriptive fields of the consultation.
 
-use common::analysis::{Check, CheckOutcome};
-use common::domain::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
+use domain::analysis::{Check, CheckOutcome};
 use domain::face_match::FaceComparison;
+use domain::vocabulary::{Anomaly, AnomalyCode, DocumentType, TwoDDoc};
 
 /// What positively establishes a document; the verdict needs one to be favourable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

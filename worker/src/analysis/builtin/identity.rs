@@ -3,8 +3,8 @@
 //! one; forensics on both sides. The selfie is the engine's caller's concern (see `selfie`).
 
 use chrono::NaiveDate;
-use common::analysis::Check;
-use common::domain::{Anomaly, AnomalyCode};
+use domain::analysis::Check;
+use domain::vocabulary::{Anomaly, AnomalyCode};
 
 use super::file::OpenedFile;
 use super::findings::{Evidence, Findings};

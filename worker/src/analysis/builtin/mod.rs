@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::NaiveDate;
-use common::analysis::{AnalysisInput, AnalysisReport};
 use common::config::Config;
-use common::domain::{Anomaly, DocumentCategory};
+use domain::analysis::{AnalysisInput, AnalysisReport};
+use domain::vocabulary::{Anomaly, DocumentCategory};
 
 use super::engine::{Engine, EngineError};
 use super::external::{ExternalError, ExternalOptions};

@@ -2,7 +2,7 @@
 //! service. A sandbox child has no network (and holds no token), so it stops at a [`Draft`]; the
 //! worker finishes it here, outside the sandbox, with the files it sent the child.
 
-use common::analysis::{AnalysisInput, AnalysisReport};
+use domain::analysis::{AnalysisInput, AnalysisReport};
 use serde::{Deserialize, Serialize};
 
 use super::findings::Findings;

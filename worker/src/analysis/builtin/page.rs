@@ -2,7 +2,7 @@
 //! of the pixels) and the forensic findings on the file. Failures here are logged without content and
 //! leave the text unknown; they never fail the analysis.
 
-use common::domain::Anomaly;
+use domain::vocabulary::Anomaly;
 use image::imageops::FilterType;
 use image::DynamicImage;
 use std::borrow::Cow;

@@ -1,8 +1,8 @@
 //! The 2D-Doc seal of a document: found in its pixels (or in the images of a PDF page), read, and
 //! verified against the trust store; what that means for the consultation's `twoDDoc` and anomalies.
 
-use common::analysis::Check;
-use common::domain::{Anomaly, AnomalyCode, ReadStatus, TwoDDoc};
+use domain::analysis::Check;
+use domain::vocabulary::{Anomaly, AnomalyCode, ReadStatus, TwoDDoc};
 
 use super::file::OpenedFile;
 use super::findings::Findings;

@@ -2,8 +2,8 @@
 //! operator's external service, when configured, still runs: its face match and fraud signals join
 //! the findings beside Sceau's own, and its silence is reported rather than failing the document.
 
-use common::analysis::{AnalysisInput, Check};
-use common::domain::{Anomaly, AnomalyCode};
+use domain::analysis::{AnalysisInput, Check};
+use domain::vocabulary::{Anomaly, AnomalyCode};
 
 use super::findings::Findings;
 use common::document::sniff;

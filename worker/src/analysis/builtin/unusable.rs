@@ -2,7 +2,7 @@
 //! so the document goes to a person as `analyse_impossible` instead of being weighed as a merely poor
 //! photo (`suspect`) on checks that never had anything to read.
 
-use common::domain::{Anomaly, AnomalyCode};
+use domain::vocabulary::{Anomaly, AnomalyCode};
 
 use super::file::OpenedFile;
 use crate::analysis::forensics::{self, THRESHOLDS};

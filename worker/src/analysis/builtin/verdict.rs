@@ -1,7 +1,7 @@
 //! The verdict from the findings, exactly as `API.md` states it: a reject anomaly makes the document
 //! `non_conforme`, warnings alone make it `suspect`, and a favourable verdict needs evidence.
 
-use common::domain::{Severity, Verdict};
+use domain::vocabulary::{Severity, Verdict};
 
 use super::findings::{Evidence, Findings};
 

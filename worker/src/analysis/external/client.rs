@@ -177,7 +177,7 @@ mod tests {
     use axum::routing::post;
     use axum::Router;
     use base64::Engine as _;
-    use common::domain::{DocumentCategory, Severity};
+    use domain::vocabulary::{DocumentCategory, Severity};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 

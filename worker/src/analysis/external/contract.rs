@@ -3,7 +3,7 @@
 //! reviewable file that a service implementer can read next to the document.
 
 use base64::Engine as _;
-use common::domain::DocumentCategory;
+use domain::vocabulary::DocumentCategory;
 use serde::{Deserialize, Serialize};
 
 /// The contract version the worker speaks, sent as `contractVersion`.

@@ -8,7 +8,7 @@ pub mod contract;
 
 use std::time::Duration;
 
-use common::domain::{Anomaly, AnomalyCode, Severity};
+use domain::vocabulary::{Anomaly, AnomalyCode, Severity};
 use thiserror::Error;
 
 pub use client::ExternalEngine;

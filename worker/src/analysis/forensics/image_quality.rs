@@ -5,7 +5,7 @@
 //! The measures are taken on downscaled grey copies so that their cost and their scale do not
 //! depend on the camera: a 48-megapixel photo and a 1000-pixel crop are judged alike.
 
-use common::domain::AnomalyCode;
+use domain::vocabulary::AnomalyCode;
 use image::{imageops, DynamicImage, GrayImage};
 
 /// The limits the measures are judged against (see [`THRESHOLDS`] for the values and why).

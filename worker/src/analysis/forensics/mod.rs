@@ -15,7 +15,7 @@ mod software;
 mod tests;
 
 use common::document::FileKind;
-use common::domain::{Anomaly, AnomalyCode};
+use domain::vocabulary::{Anomaly, AnomalyCode};
 use image::DynamicImage;
 
 pub use image_quality::{unusable, ImageMeasures, Thresholds, Unusable, THRESHOLDS};

@@ -4,13 +4,13 @@
 //! like.
 
 use chrono::{DateTime, FixedOffset, NaiveDate, TimeZone};
-use common::domain::Anomaly;
+use domain::vocabulary::Anomaly;
 use lopdf::{Document, Object};
 
 use super::metadata::{self, clean_name, find};
 use super::software;
 use super::{anomalies, ForensicsError};
-use common::domain::AnomalyCode;
+use domain::vocabulary::AnomalyCode;
 
 /// A ModDate later than the CreationDate by more than this is a later modification; below it,
 /// the two stamps of one generation run (some generators take the second one at the end).

@@ -38,7 +38,7 @@ pub fn classify(icao: &str) -> IssuerCode {
     if NON_STATE.contains(&code) {
         return IssuerCode::NonState;
     }
-    match common::country::alpha3(code) {
+    match domain::country::alpha3(code) {
         Some(iso) => IssuerCode::Country(iso),
         None => IssuerCode::Unknown,
     }

@@ -2,7 +2,7 @@
 //! manifest, zones produced by the encoder and then damaged, and the findings the engine gets.
 
 use chrono::NaiveDate;
-use common::domain::Severity;
+use domain::vocabulary::Severity;
 
 use super::*;
 

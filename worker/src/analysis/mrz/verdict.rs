@@ -3,7 +3,7 @@
 //! the verdict. Parsing says what is written; this file says what to make of it.
 
 use chrono::{Datelike, NaiveDate};
-use common::domain::{Anomaly, AnomalyCode, DocumentType};
+use domain::vocabulary::{Anomaly, AnomalyCode, DocumentType};
 
 use super::countries::{self, IssuerCode};
 use super::{french_legacy, Mrz, MrzField, MrzFormat};
@@ -113,7 +113,7 @@ fn unreadable_anomaly(mrz: &Mrz) -> Option<Anomaly> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::domain::Severity;
+    use domain::vocabulary::Severity;
 
     fn d(y: i32, m: u32, day: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, day).unwrap()

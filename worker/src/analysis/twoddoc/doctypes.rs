@@ -1,7 +1,7 @@
 //! The document types of spec §6 and the API's `documentType` for each, so a verified seal tells the engine
 //! what the document is, and the header's issue date can be checked against what the type requires.
 
-use common::domain::DocumentType as Api;
+use domain::vocabulary::DocumentType as Api;
 
 /// One document type of a perimeter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

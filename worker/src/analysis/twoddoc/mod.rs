@@ -31,7 +31,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use common::domain::{ReadStatus, TwoDDoc};
+use domain::vocabulary::{ReadStatus, TwoDDoc};
 use serde::Serialize;
 
 pub use error::{Malformation, TwoDDocError};
@@ -64,7 +64,7 @@ pub struct TwoDDocFinding {
     /// The specification's name of that type, e.g. "Avis d'impôt sur les revenus".
     pub document_type_label: String,
     /// The API's `documentType` for that type, e.g. `avis_imposition`.
-    pub document_type: common::domain::DocumentType,
+    pub document_type: domain::vocabulary::DocumentType,
     /// Departures from the specification that do not prevent reading, each with its reason (an issue date the
     /// type forbids or lacks, an undefined identifier, a value of the wrong length); the signature is checked
     /// all the same, and the engine reports each as a warning.

@@ -7,7 +7,7 @@ use ring::signature::{self, UnparsedPublicKey, VerificationAlgorithm};
 use super::header::Header;
 use super::trust::{CertificateLookup, PublicKey, SignerCertificate, TrustStore};
 
-pub use common::domain::SignatureStatus;
+pub use domain::vocabulary::SignatureStatus;
 
 /// The specification's smallest signature (§3.5.1): 64 bytes, a P-256 r||s.
 pub const MIN_SIGNATURE_LEN: usize = 64;

@@ -4,8 +4,8 @@
 
 use std::process::Command;
 
-use common::domain::{DocumentCategory, Verdict};
 use common::test_fixtures::{helvetica, PdfFixture};
+use domain::vocabulary::{DocumentCategory, Verdict};
 use image::{DynamicImage, GrayImage};
 use lopdf::{dictionary, Object, Stream, StringFormat};
 
@@ -353,7 +353,7 @@ async fn signed_rendered_and_tampered_seals() {
             for (point, reason) in points.iter().zip(case.reasons) {
                 assert!(point.contains(reason), "{label}: {point}");
                 let severity = report.anomalies.iter().find(|a| a.message == *point).map(|a| a.severity);
-                assert_eq!(severity, Some(common::domain::Severity::Warning), "{label}");
+                assert_eq!(severity, Some(domain::vocabulary::Severity::Warning), "{label}");
             }
             assert_eq!(report.verdict, case.verdict, "{label}: anomalies {:?}", codes(&report));
             if let Some(code) = case.anomaly {

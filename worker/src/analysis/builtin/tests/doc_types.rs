@@ -14,7 +14,7 @@
 
 mod specimens;
 
-use common::domain::{DocumentCategory, Verdict};
+use domain::vocabulary::{DocumentCategory, Verdict};
 
 use super::corpus::{code_image, pdf_page, photo_of, render_150_dpi};
 use super::{analyse, codes, engine};

@@ -1,9 +1,9 @@
 //! The engine with face match on: the portrait looked for on every identity document, the
 //! selfie compared with it when the customer consented, and what the report says of each.
 
-use common::analysis::Check;
-use common::domain::{DocumentCategory, Verdict};
+use domain::analysis::Check;
 use domain::face_match::{FaceMatch, NotCheckedReason};
+use domain::vocabulary::{DocumentCategory, Verdict};
 
 use super::{analyse, codes, engine_calling, engine_with, input, shared_data};
 use crate::analysis::external::ExternalOptions;

@@ -1,8 +1,8 @@
 //! Files the engine must refuse or cannot conclude on: wrong kinds for the category, several pages,
 //! bytes that do not decode, empty files, and a readable image that carries nothing to verify.
 
-use common::domain::{DocumentCategory, ItemError, Severity, Verdict};
 use common::test_fixtures::blank_pdf;
+use domain::vocabulary::{DocumentCategory, ItemError, Severity, Verdict};
 use std::io::Cursor;
 
 use super::{analyse, codes, engine, input};

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::NaiveDate;
-use common::analysis::{AnalysisInput, AnalysisReport};
-use common::domain::DocumentCategory;
+use domain::analysis::{AnalysisInput, AnalysisReport};
+use domain::vocabulary::DocumentCategory;
 
 use super::{BuiltinEngine, EngineOptions};
 use crate::analysis::engine::{Engine, EngineError};

@@ -3,7 +3,7 @@
 
 use std::io::Cursor;
 
-use common::domain::{DocumentCategory, Verdict};
+use domain::vocabulary::{DocumentCategory, Verdict};
 use image::{DynamicImage, ImageFormat};
 
 use super::corpus::photo_of;

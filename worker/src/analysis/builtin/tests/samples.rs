@@ -1,8 +1,8 @@
 //! Every sample of `shared/data/samples` gives its manifest's findings: verdict, seal outcome, document
 //! type and country, and the expected anomalies; the samples refused at deposit are refused here too.
 
-use common::analysis::{Check, CheckOutcome};
-use common::domain::DocumentCategory;
+use domain::analysis::{Check, CheckOutcome};
+use domain::vocabulary::DocumentCategory;
 use serde_json::Value;
 
 use super::{analyse, codes, engine, input, shared_data};

@@ -18,8 +18,8 @@
 use std::io::Cursor;
 use std::time::{Duration, Instant};
 
-use common::analysis::AnalysisReport;
-use common::domain::DocumentCategory;
+use domain::analysis::AnalysisReport;
+use domain::vocabulary::DocumentCategory;
 use image::{DynamicImage, GenericImageView, Rgb, RgbImage};
 
 use super::corpus::render_150_dpi;
