@@ -137,8 +137,9 @@ impl Backends {
         };
         let options = AmqpOptions {
             prefetch: u16::try_from(prefetch.max(1)).unwrap_or(u16::MAX),
-            // The notifier's delivery slots, so that every one can be filled while some hang.
-            events_prefetch: Some(u16::try_from(crate::roles::notifier::settings(config)?.concurrency.max(1)).unwrap_or(u16::MAX)),
+            // The notifier's delivery slots (not configurable), so that every one can be filled
+            // while some hang.
+            events_prefetch: Some(u16::try_from(notifier::NotifierConfig::default().concurrency.max(1)).unwrap_or(u16::MAX)),
             // The slots reserved for journeys take real-time jobs beside the others.
             realtime_prefetch: Some(u16::try_from(prefetch.max(1) + config.realtime_slots).unwrap_or(u16::MAX)),
             // As many as the recorder records side by side, and the one it records in order.

@@ -5,13 +5,13 @@
 //! header, never on the right of what a trusted proxy appended; from any other peer the header is
 //! ignored.
 
-use crate::state::AppState;
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::{ConnectInfo, FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{Extensions, HeaderMap};
 use ipnet::IpNet;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 /// The networks of the reverse proxies in front of the gateway.
 #[derive(Debug, Clone, Default)]
@@ -49,11 +49,16 @@ impl ClientAddr {
     }
 }
 
-impl FromRequestParts<AppState> for ClientAddr {
+/// Any state that holds the trusted proxies (the gateway's `AppState`) extracts the client.
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr
+where
+    Arc<TrustedProxies>: FromRef<S>,
+{
     type Rejection = Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Infallible> {
-        Ok(Self::of(&parts.extensions, &parts.headers, &state.trusted_proxies))
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Infallible> {
+        let trusted = Arc::<TrustedProxies>::from_ref(state);
+        Ok(Self::of(&parts.extensions, &parts.headers, &trusted))
     }
 }
 

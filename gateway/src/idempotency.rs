@@ -118,7 +118,7 @@ async fn replay(state: &AppState, held: &HeldKey, remembered: Remembered, parts:
     let fingerprint = Fingerprint::new(parts);
     let mut stream = Fingerprinting::new(body, fingerprint.clone());
     // Read to the end to hash it; nothing is kept, and the cap is the API's own.
-    let read = http_body_util::BodyExt::collect(http_body_util::Limited::new(&mut stream, crate::BODY_LIMIT)).await;
+    let read = http_body_util::BodyExt::collect(http_body_util::Limited::new(&mut stream, crate::middleware::BODY_LIMIT)).await;
     if read.is_err() {
         return ApiError::new(ErrorCode::PayloadTooLarge, "The request body is over the 30 MB cap.").into_response();
     }

@@ -32,9 +32,6 @@ use state::AppState;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// The hard cap on request bodies (`payload_too_large` beyond).
-pub const BODY_LIMIT: usize = 30_000_000;
-
 /// The full HTTP application.
 pub fn app(state: AppState) -> axum::Router {
     use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};

@@ -14,6 +14,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
+/// The hard cap on request bodies (`payload_too_large` beyond).
+pub const BODY_LIMIT: usize = 30_000_000;
+
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Two years, the preload lists' minimum; subdomains are left to the client's own policy.
@@ -30,7 +33,7 @@ pub async fn strict_transport(mut response: Response) -> Response {
 
 pub fn wrap(router: Router) -> Router {
     router
-        .layer(axum::extract::DefaultBodyLimit::max(crate::BODY_LIMIT))
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn(refuse_preflight))
         .layer(middleware::from_fn(record_metrics))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal("handler", "panic").into_response()))

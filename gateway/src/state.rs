@@ -43,3 +43,9 @@ pub struct AppState {
     /// The analysis engine's capabilities on this machine, for `/readyz`.
     pub capabilities: Arc<dyn common::capabilities::CapabilityReport>,
 }
+
+impl axum::extract::FromRef<AppState> for Arc<TrustedProxies> {
+    fn from_ref(state: &AppState) -> Self {
+        state.trusted_proxies.clone()
+    }
+}
