@@ -1,15 +1,16 @@
 //! Opening one submitted file for analysis: its kind from its bytes (never from a client's claim),
 //! whether the category accepts it, its page count, and its pixels decoded within the limits, with
 //! the document straightened when it was photographed at an angle (an image, or the photo a PDF
-//! holds as its page).
+//! holds as its page); a PDF's first page read once for its text layer and, for a scan, its image.
 
 use common::document::{decode_image_checked, page_count, sniff, DocumentError, FileKind};
 use domain::vocabulary::DocumentCategory;
 use image::DynamicImage;
 
-use super::page::{self, PdfPage};
+use crate::analysis::datamatrix;
 use crate::analysis::engine::EngineError;
 use crate::analysis::perspective;
+use crate::analysis::text::pdf;
 
 /// A file the engine can look at.
 pub struct OpenedFile<'a> {
@@ -53,7 +54,7 @@ pub fn open(category: DocumentCategory, bytes: &[u8]) -> Result<OpenedFile<'_>, 
     let (image, pdf_page) = if kind.is_image() {
         (Some(decode_image_checked(kind, bytes).map_err(engine_error)?), None)
     } else {
-        (None, Some(page::read_pdf_page(bytes)))
+        (None, Some(read_pdf_page(bytes)))
     };
     let photo = image.as_ref().or(pdf_page.as_ref().and_then(|page| page.scan.as_ref()));
     let straightened = photo.and_then(perspective::straighten);
@@ -88,4 +89,43 @@ fn engine_error(error: DocumentError) -> EngineError {
         DocumentError::InvalidBase64 | DocumentError::Empty | DocumentError::Unreadable(_) => EngineError::Unreadable(message),
         DocumentError::TooLarge(_) | DocumentError::Unsupported(_) => EngineError::Unsupported(message),
     }
+}
+
+/// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
+const MIN_TEXT_LAYER_LETTERS: usize = 40;
+
+/// A PDF's first page as the readers take it: its text layer and, when that is too short for the
+/// page to be anything but a scan (a photo or a scanner's image with at most a typed header), the
+/// page's largest image, decoded once for every reader.
+pub struct PdfPage {
+    /// The text layer; `None` when it could not be read (logged).
+    pub(super) text_layer: Option<String>,
+    /// The largest image, for a scanned page.
+    pub scan: Option<DynamicImage>,
+}
+
+/// Reads the text layer of the PDF `bytes` and, for a scan, its image.
+fn read_pdf_page(bytes: &[u8]) -> PdfPage {
+    let text_layer = match pdf::first_page_text(bytes) {
+        Ok(text) => Some(text),
+        Err(error) => {
+            tracing::warn!(%error, "the PDF text layer could not be read");
+            None
+        }
+    };
+    let scanned = text_layer
+        .as_ref()
+        .is_none_or(|text| text.chars().filter(|c| c.is_alphabetic()).count() < MIN_TEXT_LAYER_LETTERS);
+    PdfPage {
+        scan: if scanned { largest_scanned_image(bytes) } else { None },
+        text_layer,
+    }
+}
+
+/// The largest image of a PDF's first page, the page itself when the PDF is a scan.
+fn largest_scanned_image(bytes: &[u8]) -> Option<DynamicImage> {
+    let images = datamatrix::pdf::first_page_images(bytes).ok()?;
+    images
+        .into_iter()
+        .max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))
 }

@@ -7,43 +7,11 @@ use image::imageops::FilterType;
 use image::DynamicImage;
 use std::borrow::Cow;
 
-use super::file::OpenedFile;
-use crate::analysis::datamatrix;
+use super::file::{OpenedFile, PdfPage};
 use crate::analysis::forensics;
 use crate::analysis::orientation::Turn;
 use crate::analysis::text::ocr::{Ocr, OcrError, MAX_SIDE};
-use crate::analysis::text::{pdf, TextSource, VisibleText};
-
-/// Below this many letters a PDF's text layer is taken for a scan's and the page is read by OCR.
-const MIN_TEXT_LAYER_LETTERS: usize = 40;
-
-/// A PDF's first page as the readers take it: its text layer and, when that is too short for the
-/// page to be anything but a scan (a photo or a scanner's image with at most a typed header), the
-/// page's largest image, decoded once for every reader.
-pub struct PdfPage {
-    /// The text layer; `None` when it could not be read (logged).
-    text_layer: Option<String>,
-    /// The largest image, for a scanned page.
-    pub scan: Option<DynamicImage>,
-}
-
-/// Reads the text layer of the PDF `bytes` and, for a scan, its image.
-pub fn read_pdf_page(bytes: &[u8]) -> PdfPage {
-    let text_layer = match pdf::first_page_text(bytes) {
-        Ok(text) => Some(text),
-        Err(error) => {
-            tracing::warn!(%error, "the PDF text layer could not be read");
-            None
-        }
-    };
-    let scanned = text_layer
-        .as_ref()
-        .is_none_or(|text| text.chars().filter(|c| c.is_alphabetic()).count() < MIN_TEXT_LAYER_LETTERS);
-    PdfPage {
-        scan: if scanned { largest_scanned_image(bytes) } else { None },
-        text_layer,
-    }
-}
+use crate::analysis::text::{TextSource, VisibleText};
 
 /// The page's visible text and where it comes from, `None` when it cannot be read. An image is
 /// read straightened by `turn` when something on the page said how it is turned (its seal's
@@ -143,14 +111,6 @@ fn sized(page: Cow<'_, DynamicImage>, look: SecondLook, factor: f64) -> Cow<'_, 
 const ENLARGEMENT: f64 = 2.0;
 /// Below this enlargement a closer look would read what the first did.
 const MIN_ENLARGEMENT: f64 = 1.3;
-
-/// The largest image of a PDF's first page, the page itself when the PDF is a scan.
-fn largest_scanned_image(bytes: &[u8]) -> Option<DynamicImage> {
-    let images = datamatrix::pdf::first_page_images(bytes).ok()?;
-    images
-        .into_iter()
-        .max_by_key(|image| u64::from(image.width()) * u64::from(image.height()))
-}
 
 fn ocr_text(read: Result<String, OcrError>) -> Option<VisibleText> {
     match read {
